@@ -1,0 +1,144 @@
+//! LLM providers behind one trait: Gemini generateContent, OpenAI-compatible chat
+//! completions and Anthropic Messages, each with timeouts, retries and token accounting.
+
+use std::time::Duration;
+
+use secrecy::SecretString;
+use serde::{Deserialize, Serialize};
+
+/// One prompt for one pipeline stage (`initial`, `repair`, `triage`, `plan`, `edit`, `audit`, …).
+#[derive(Debug, Clone)]
+pub struct LlmRequest {
+    /// Sent as the `X-Autofix-Stage` header.
+    pub stage: String,
+    pub system: Option<String>,
+    pub prompt: String,
+    pub temperature: Option<f32>,
+    pub max_output_tokens: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub total_tokens: u64,
+}
+
+/// The model's answer: its text, the raw JSON body as received, and what it cost.
+#[derive(Debug, Clone)]
+pub struct LlmResponse {
+    pub text: String,
+    pub raw_json: String,
+    pub usage: TokenUsage,
+    pub model: Option<String>,
+    pub finish_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Openai,
+    Anthropic,
+    Gemini,
+}
+
+/// How to reach one provider.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    /// OpenAI-compatible: ends in `/v1`; Anthropic and Gemini: the host root.
+    pub base_url: String,
+    pub model: String,
+    pub api_key: SecretString,
+    /// Limit for one HTTP exchange.
+    pub request_timeout: Duration,
+    /// Further tries after the first, on 429/5xx/529, timeouts and connection faults.
+    pub max_retries: u32,
+    /// First backoff delay when the server gives no `retry-after`; doubles each retry.
+    pub initial_backoff: Duration,
+    /// Longest wait the client accepts; a longer `retry-after` ends the retries.
+    pub max_backoff: Duration,
+}
+
+/// Why a provider gave no usable answer. `raw_body` keeps what the server said.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error("the LLM provider rejected the API key (HTTP {status}): {message}")]
+    Unauthorized {
+        status: u16,
+        message: String,
+        raw_body: String,
+    },
+    #[error("the LLM provider is rate limiting (HTTP {status}): {message}")]
+    RateLimited {
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+        raw_body: String,
+    },
+    #[error("the prompt is too long for the model: {message}")]
+    ContextTooLong { message: String, raw_body: String },
+    #[error("the LLM provider refused the request (HTTP {status}): {message}")]
+    BadRequest {
+        status: u16,
+        message: String,
+        raw_body: String,
+    },
+    #[error("the LLM provider failed (HTTP {status}): {message}")]
+    Server {
+        status: u16,
+        message: String,
+        raw_body: String,
+    },
+    #[error("the LLM provider did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("cannot reach the LLM provider: {0}")]
+    Transport(String),
+    #[error("the LLM provider's answer is not what its API returns: {message}")]
+    InvalidResponse { message: String, raw_body: String },
+    #[error("the model returned no text (finish reason: {finish_reason})")]
+    EmptyResponse {
+        finish_reason: String,
+        raw_body: String,
+    },
+}
+
+impl LlmError {
+    /// What the server said, if it said anything (kept for the `.json` log files).
+    pub fn raw_body(&self) -> Option<&str> {
+        match self {
+            LlmError::Unauthorized { raw_body, .. }
+            | LlmError::RateLimited { raw_body, .. }
+            | LlmError::ContextTooLong { raw_body, .. }
+            | LlmError::BadRequest { raw_body, .. }
+            | LlmError::Server { raw_body, .. }
+            | LlmError::InvalidResponse { raw_body, .. }
+            | LlmError::EmptyResponse { raw_body, .. } => Some(raw_body),
+            LlmError::Timeout(_) | LlmError::Transport(_) => None,
+        }
+    }
+
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            LlmError::RateLimited { .. }
+                | LlmError::Server { .. }
+                | LlmError::Timeout(_)
+                | LlmError::Transport(_)
+        )
+    }
+}
+
+/// A model behind some vendor's API.
+#[async_trait::async_trait]
+pub trait LlmProvider: Send + Sync {
+    /// `openai`, `anthropic` or `gemini`, and the model, for logs.
+    fn describe(&self) -> String;
+    /// One completion, with the provider's own retries already spent.
+    async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError>;
+}
+
+/// Builds the provider `config` names.
+pub fn provider(_config: ProviderConfig) -> Result<Box<dyn LlmProvider>, LlmError> {
+    unimplemented!("providers")
+}
