@@ -2,6 +2,7 @@
 //! engine every front door shares; `main.rs` and `bin/code-commit.rs` only wire it up.
 
 pub mod code_commit;
+pub mod commands;
 pub mod edits;
 pub mod exec;
 pub mod llm;

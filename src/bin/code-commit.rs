@@ -1,1 +1,73 @@
-fn main() {}
+//! `code-commit`: run in a project folder holding query.txt, codeRollup.txt, gemini-key.txt and
+//! build.sh; asks Gemini for file replacements and repairs until build.sh passes (code-commit.md).
+
+use std::process::ExitCode;
+
+use autofix::code_commit::{self, Settings};
+
+const USAGE: &str = "\
+usage: code-commit
+
+Run in the project folder. Reads query.txt, codeRollup.txt and gemini-key.txt, asks Gemini
+for `^^^path` file replacements, applies them, runs ./build.sh, and sends up to three repair
+queries until the build passes with no errors and no warnings. Logs go to logs/<time>/.
+
+Environment: GEMINI_BASE_URL, GEMINI_MODEL, CODE_COMMIT_LLM_TIMEOUT_SECS,
+CODE_COMMIT_LLM_RETRIES, CODE_COMMIT_BUILD_TIMEOUT_SECS.";
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        None => {}
+        Some("-h" | "--help") => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some("-V" | "--version") => {
+            println!("code-commit {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Some(other) => {
+            eprintln!(
+                "code-commit: error: unexpected argument `{other}` (code-commit takes none; see --help)"
+            );
+            return ExitCode::from(2);
+        }
+    }
+    let project = match std::env::current_dir() {
+        Ok(dir) => dir,
+        Err(err) => {
+            eprintln!("code-commit: error: cannot read the current directory: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    let settings = match Settings::from_env(project, |name| std::env::var(name).ok()) {
+        Ok(settings) => settings,
+        Err(message) => {
+            eprintln!("code-commit: error: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    match code_commit::run(&settings).await {
+        Ok(success) => {
+            let attempts = match success.repairs_used {
+                0 => "on the initial query".to_string(),
+                1 => "after 1 repair query".to_string(),
+                n => format!("after {n} repair queries"),
+            };
+            for change in &success.changed {
+                println!("{change}");
+            }
+            println!(
+                "code-commit: build passes {attempts} (logs in {})",
+                success.log_dir.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("code-commit: error: {error}");
+            ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(1))
+        }
+    }
+}

@@ -4,6 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// Variables a build may see (placeholder until the runner lands).
+pub const DEFAULT_ENV_ALLOW: &[&str] = &["PATH", "HOME"];
+
 /// What to run and under which limits.
 #[derive(Debug, Clone)]
 pub struct CommandSpec {

@@ -1,0 +1,4 @@
+//! The work behind each `autofix` subcommand, one file per command, so that `main.rs` only
+//! parses arguments, wires things together and prints.
+
+pub mod apply;
