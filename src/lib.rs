@@ -3,6 +3,7 @@
 
 pub mod code_commit;
 pub mod commands;
+pub mod config;
 pub mod edits;
 pub mod exec;
 pub mod llm;

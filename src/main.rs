@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use autofix::commands::apply::{self, ApplyCommandError, ApplyRequest};
+use autofix::config::ServiceConfig;
 use autofix::edits::EditFormat;
 use clap::{Parser, Subcommand};
+use secrecy::ExposeSecret;
 
 #[derive(Parser)]
 #[command(
@@ -37,6 +39,21 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Validate the service configuration (defaults, an optional file, AUTOFIX__* variables).
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Load the configuration and print the effective LLM settings (secrets hidden).
+    Check {
+        /// A TOML file laid over the defaults.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -48,6 +65,49 @@ fn main() -> ExitCode {
             protect,
             check,
         } => apply_command(format, dir, protect, check),
+        Command::Config {
+            action: ConfigAction::Check { config },
+        } => config_check(config),
+    }
+}
+
+fn config_check(file: Option<PathBuf>) -> ExitCode {
+    let text = match &file {
+        None => None,
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => Some((path.display().to_string(), text)),
+            Err(err) => {
+                eprintln!(
+                    "autofix config check: cannot read {}: {err}",
+                    path.display()
+                );
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let file = text
+        .as_ref()
+        .map(|(name, text)| (name.as_str(), text.as_str()));
+    match ServiceConfig::load(file, std::env::vars()) {
+        Ok(config) => {
+            let llm = &config.llm;
+            let key = if llm.api_key.expose_secret().is_empty() {
+                "not set"
+            } else {
+                "set"
+            };
+            println!("configuration is valid");
+            println!(
+                "llm: {:?} {} at {} (api key {key})",
+                llm.provider, llm.model, llm.base_url
+            );
+            println!("workdir: {}", config.workdir);
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("autofix config check: {err}");
+            ExitCode::from(2)
+        }
     }
 }
 
