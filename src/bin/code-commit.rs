@@ -1,41 +1,30 @@
 //! `code-commit`: run in a project folder holding query.txt, codeRollup.txt, gemini-key.txt and
 //! build.sh; asks Gemini for file replacements and repairs until build.sh passes (code-commit.md).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use autofix::code_commit::{self, Settings};
+use clap::Parser;
 
-const USAGE: &str = "\
-usage: code-commit
-
-Run in the project folder. Reads query.txt, codeRollup.txt and gemini-key.txt, asks Gemini
-for `^^^path` file replacements, applies them, runs ./build.sh, and sends up to three repair
-queries until the build passes with no errors and no warnings. Logs go to logs/<time>/.
-
-Environment: GEMINI_BASE_URL, GEMINI_MODEL, CODE_COMMIT_LLM_TIMEOUT_SECS,
-CODE_COMMIT_LLM_RETRIES, CODE_COMMIT_BUILD_TIMEOUT_SECS.";
+/// Asks Gemini for `^^^path` file replacements to carry out query.txt, applies them, runs
+/// ./build.sh, and sends up to three repair queries until the build passes with no errors and
+/// no warnings. Logs go to logs/<yyyy-mm-dd-hh-mm-ss>/.
+///
+/// Environment: GEMINI_BASE_URL, GEMINI_MODEL, CODE_COMMIT_LLM_TIMEOUT_SECS,
+/// CODE_COMMIT_LLM_RETRIES, CODE_COMMIT_BUILD_TIMEOUT_SECS.
+#[derive(Parser)]
+#[command(name = "code-commit", version)]
+struct Args {
+    /// The project folder (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        None => {}
-        Some("-h" | "--help") => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Some("-V" | "--version") => {
-            println!("code-commit {}", env!("CARGO_PKG_VERSION"));
-            return ExitCode::SUCCESS;
-        }
-        Some(other) => {
-            eprintln!(
-                "code-commit: error: unexpected argument `{other}` (code-commit takes none; see --help)"
-            );
-            return ExitCode::from(2);
-        }
-    }
-    let project = match std::env::current_dir() {
+    let args = Args::parse();
+    let project = match args.project.map_or_else(std::env::current_dir, Ok) {
         Ok(dir) => dir,
         Err(err) => {
             eprintln!("code-commit: error: cannot read the current directory: {err}");
@@ -51,14 +40,14 @@ async fn main() -> ExitCode {
     };
     match code_commit::run(&settings).await {
         Ok(success) => {
+            for change in &success.changed {
+                println!("{change}");
+            }
             let attempts = match success.repairs_used {
                 0 => "on the initial query".to_string(),
                 1 => "after 1 repair query".to_string(),
                 n => format!("after {n} repair queries"),
             };
-            for change in &success.changed {
-                println!("{change}");
-            }
             println!(
                 "code-commit: build passes {attempts} (logs in {})",
                 success.log_dir.display()
