@@ -1,10 +1,21 @@
 //! LLM providers behind one trait: Gemini generateContent, OpenAI-compatible chat
 //! completions and Anthropic Messages, each with timeouts, retries and token accounting.
 
+mod anthropic;
+mod gemini;
+mod http;
+mod openai;
+mod retry;
+
 use std::time::Duration;
 
 use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
+
+pub use anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS;
+
+/// The header that tells a log reader (and the scripted test server) which stage asked.
+pub const STAGE_HEADER: &str = "X-Autofix-Stage";
 
 /// One prompt for one pipeline stage (`initial`, `repair`, `triage`, `plan`, `edit`, `audit`, …).
 #[derive(Debug, Clone)]
@@ -101,6 +112,9 @@ pub enum LlmError {
         finish_reason: String,
         raw_body: String,
     },
+    /// The configuration or the request cannot be turned into an HTTP call at all.
+    #[error("the LLM provider is not set up correctly: {0}")]
+    Config(String),
 }
 
 impl LlmError {
@@ -114,7 +128,7 @@ impl LlmError {
             | LlmError::Server { raw_body, .. }
             | LlmError::InvalidResponse { raw_body, .. }
             | LlmError::EmptyResponse { raw_body, .. } => Some(raw_body),
-            LlmError::Timeout(_) | LlmError::Transport(_) => None,
+            LlmError::Timeout(_) | LlmError::Transport(_) | LlmError::Config(_) => None,
         }
     }
 
@@ -138,7 +152,24 @@ pub trait LlmProvider: Send + Sync {
     async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError>;
 }
 
+impl std::fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Gemini => "gemini",
+        })
+    }
+}
+
 /// Builds the provider `config` names.
-pub fn provider(_config: ProviderConfig) -> Result<Box<dyn LlmProvider>, LlmError> {
-    unimplemented!("providers")
+///
+/// Fails when the base URL is not an absolute http(s) URL, when the model is empty, or when
+/// the HTTP client cannot be built; nothing is sent over the network here.
+pub fn provider(config: ProviderConfig) -> Result<Box<dyn LlmProvider>, LlmError> {
+    match config.kind {
+        ProviderKind::Gemini => http::HttpProvider::boxed(gemini::Gemini, config),
+        ProviderKind::Openai => http::HttpProvider::boxed(openai::OpenAi, config),
+        ProviderKind::Anthropic => http::HttpProvider::boxed(anthropic::Anthropic, config),
+    }
 }

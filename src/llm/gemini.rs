@@ -1,0 +1,197 @@
+//! Google Gemini `generateContent`: the request body, the reply (skipping thought parts, thinking
+//! tokens counted as output), prompt blocks, and Google-RPC error bodies with their `RetryInfo`.
+
+use reqwest::Url;
+use reqwest::header::{HeaderMap, HeaderName};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::http::{
+    ErrorDetails, ReadReply, ReplyProblem, Vendor, common_error_message, secret_header,
+};
+use super::retry::parse_protobuf_duration;
+use super::{LlmError, LlmRequest, ProviderKind, TokenUsage};
+
+pub(crate) struct Gemini;
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct GenerateContentResponse {
+    candidates: Option<Vec<Candidate>>,
+    prompt_feedback: Option<PromptFeedback>,
+    usage_metadata: Option<UsageMetadata>,
+    model_version: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate {
+    content: Option<Content>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Content {
+    #[serde(default)]
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Part {
+    text: Option<String>,
+    #[serde(default)]
+    thought: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromptFeedback {
+    block_reason: Option<String>,
+    block_reason_message: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageMetadata {
+    #[serde(default)]
+    prompt_token_count: u64,
+    #[serde(default)]
+    candidates_token_count: u64,
+    #[serde(default)]
+    thoughts_token_count: u64,
+    total_token_count: Option<u64>,
+}
+
+impl UsageMetadata {
+    /// Thinking tokens are billed as output, so they count as output here.
+    fn usage(&self) -> TokenUsage {
+        let output = self.candidates_token_count + self.thoughts_token_count;
+        TokenUsage {
+            input_tokens: self.prompt_token_count,
+            output_tokens: output,
+            total_tokens: self
+                .total_token_count
+                .unwrap_or(self.prompt_token_count + output),
+        }
+    }
+}
+
+impl Vendor for Gemini {
+    const KIND: ProviderKind = ProviderKind::Gemini;
+    const REPLY_NAME: &'static str = "generateContent response";
+    type Reply = GenerateContentResponse;
+
+    fn endpoint_segments(&self, model: &str) -> Vec<String> {
+        // Google's own docs write models as `models/gemini-…`; accept both spellings.
+        let model = model.strip_prefix("models/").unwrap_or(model);
+        vec![
+            "v1beta".into(),
+            "models".into(),
+            format!("{model}:generateContent"),
+        ]
+    }
+
+    fn auth_headers(&self, api_key: &SecretString) -> Result<HeaderMap, LlmError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            HeaderName::from_static("x-goog-api-key"),
+            secret_header(api_key.expose_secret())?,
+        );
+        Ok(headers)
+    }
+
+    fn request_body(&self, _model: &str, _endpoint: &Url, request: &LlmRequest) -> Value {
+        let mut body = json!({
+            "contents": [{"role": "user", "parts": [{"text": request.prompt}]}],
+        });
+        if let Some(system) = &request.system {
+            body["systemInstruction"] = json!({"parts": [{"text": system}]});
+        }
+        let mut generation = serde_json::Map::new();
+        if let Some(temperature) = request.temperature {
+            generation.insert("temperature".into(), json!(temperature));
+        }
+        if let Some(max) = request.max_output_tokens {
+            generation.insert("maxOutputTokens".into(), json!(max));
+        }
+        if !generation.is_empty() {
+            body["generationConfig"] = Value::Object(generation);
+        }
+        body
+    }
+
+    fn read_reply(&self, reply: GenerateContentResponse) -> Result<ReadReply, ReplyProblem> {
+        if reply.candidates.is_none()
+            && reply.prompt_feedback.is_none()
+            && reply.usage_metadata.is_none()
+        {
+            return Err(ReplyProblem::Shape(
+                "none of candidates, promptFeedback, usageMetadata".into(),
+            ));
+        }
+        if let Some(reason) = reply.prompt_feedback.as_ref().and_then(blocked_prompt) {
+            return Err(ReplyProblem::Empty(reason));
+        }
+        let Some(candidate) = reply.candidates.and_then(|c| c.into_iter().next()) else {
+            return Err(ReplyProblem::Empty("no candidates in the reply".into()));
+        };
+        let text: String = candidate
+            .content
+            .map(|content| content.parts)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|part| !part.thought)
+            .filter_map(|part| part.text)
+            .collect();
+        let finish_reason = candidate.finish_reason;
+        if text.trim().is_empty() {
+            return Err(ReplyProblem::Empty(
+                finish_reason.unwrap_or_else(|| "none given".into()),
+            ));
+        }
+        Ok(ReadReply {
+            text,
+            usage: reply.usage_metadata.map(|u| u.usage()).unwrap_or_default(),
+            model: reply.model_version,
+            finish_reason,
+        })
+    }
+
+    fn error_details(&self, body: &Value) -> ErrorDetails {
+        let error = &body["error"];
+        let message = match (error["status"].as_str(), error["message"].as_str()) {
+            (Some(status), Some(message)) => Some(format!("{status}: {}", message.trim_end())),
+            _ => common_error_message(body),
+        };
+        let context_too_long = error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("exceeds the maximum number of tokens"));
+        ErrorDetails {
+            message,
+            context_too_long,
+            retry_delay: retry_delay(error),
+        }
+    }
+}
+
+fn blocked_prompt(feedback: &PromptFeedback) -> Option<String> {
+    let reason = feedback.block_reason.as_deref()?;
+    Some(match &feedback.block_reason_message {
+        Some(why) => format!("prompt blocked: {reason} ({why})"),
+        None => format!("prompt blocked: {reason}"),
+    })
+}
+
+/// `error.details[]` entry of type `google.rpc.RetryInfo`, e.g. `{"retryDelay": "37s"}`.
+fn retry_delay(error: &Value) -> Option<std::time::Duration> {
+    error["details"]
+        .as_array()?
+        .iter()
+        .filter(|d| {
+            d["@type"]
+                .as_str()
+                .is_some_and(|t| t.ends_with("google.rpc.RetryInfo"))
+        })
+        .find_map(|d| d["retryDelay"].as_str().and_then(parse_protobuf_duration))
+}

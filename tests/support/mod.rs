@@ -1,0 +1,5 @@
+//! Test harnesses shared by the integration tests: `mod support;` in a test file brings them in.
+//! Each test file is its own crate and uses only part of them, hence `allow(dead_code)`.
+#![allow(dead_code)]
+
+pub mod scripted_llm;
