@@ -37,7 +37,10 @@ impl Project {
         project.write("src/main.rs", WORKING_MAIN);
         project.write_executable("build.sh", BUILD_SH);
         project.write("query.txt", QUERY);
-        project.write("codeRollup.txt", &format!("--- src/main.rs ---\n{WORKING_MAIN}"));
+        project.write(
+            "codeRollup.txt",
+            &format!("--- src/main.rs ---\n{WORKING_MAIN}"),
+        );
         project.write("gemini-key.txt", &format!("{KEY}\n"));
         project.write(".gitignore", "/target\nsecrets.env\n");
         project
@@ -156,11 +159,21 @@ fn a_good_first_answer_is_applied_built_and_logged() {
     insta::assert_snapshot!("initial_query", project.log("initial-query.txt"));
     let requests = llm.requests();
     assert_eq!(requests.len(), 1);
-    assert_eq!(requests[0].path, "/v1beta/models/gemini-2.5-flash:generateContent");
+    assert_eq!(
+        requests[0].path,
+        "/v1beta/models/gemini-2.5-flash:generateContent"
+    );
     assert_eq!(requests[0].header("x-autofix-stage"), Some("initial"));
     assert_eq!(requests[0].header("x-goog-api-key"), Some(KEY));
-    assert_eq!(requests[0].prompt().unwrap(), project.log("initial-query.txt"));
-    assert!(project.log("initial-query-response.txt").contains("^^^src/main.rs"));
+    assert_eq!(
+        requests[0].prompt().unwrap(),
+        project.log("initial-query.txt")
+    );
+    assert!(
+        project
+            .log("initial-query-response.txt")
+            .contains("^^^src/main.rs")
+    );
     let json: serde_json::Value =
         serde_json::from_str(&project.log("initial-query-response.json")).unwrap();
     assert!(json["candidates"].is_array(), "the raw Gemini body is kept");
@@ -192,7 +205,11 @@ fn a_broken_answer_is_repaired_with_the_build_output_query_codebase_and_replacem
     assert!(build_at < query_at && query_at < codebase_at && codebase_at < replacement_at);
     assert!(repair.ends_with(&format!("--- FILE REPLACEMENT src/main.rs ---\n{broken}")));
     assert_eq!(llm.requests()[1].header("x-autofix-stage"), Some("repair"));
-    assert!(project.log("repair-query-1-response.txt").contains("^^^src/main.rs"));
+    assert!(
+        project
+            .log("repair-query-1-response.txt")
+            .contains("^^^src/main.rs")
+    );
 }
 
 #[test]
@@ -211,7 +228,11 @@ fn warnings_fail_the_build_even_when_it_exits_zero() {
         first_build.starts_with("build.sh exited 0 but printed"),
         "{first_build}"
     );
-    assert!(project.log("repair-query-1.txt").contains("unused variable"));
+    assert!(
+        project
+            .log("repair-query-1.txt")
+            .contains("unused variable")
+    );
 }
 
 #[test]
@@ -238,7 +259,10 @@ fn after_three_failed_repairs_it_gives_up_and_leaves_the_last_application() {
     let logs = project.log_names();
     for n in 1..=3 {
         for suffix in ["", "-response", "-build"] {
-            assert!(logs.contains(&format!("repair-query-{n}{suffix}.txt")), "{logs:?}");
+            assert!(
+                logs.contains(&format!("repair-query-{n}{suffix}.txt")),
+                "{logs:?}"
+            );
         }
         assert!(logs.contains(&format!("repair-query-{n}-response.json")));
     }
@@ -289,7 +313,11 @@ fn a_response_touching_a_protected_file_is_not_applied_and_the_refusal_is_report
 
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(project.read("build.sh"), BUILD_SH);
-    assert!(!project.log_names().contains(&"initial-query-build.txt".to_string()));
+    assert!(
+        !project
+            .log_names()
+            .contains(&"initial-query-build.txt".to_string())
+    );
     insta::assert_snapshot!("repair_after_refusal", project.log("repair-query-1.txt"));
 }
 
@@ -301,8 +329,14 @@ fn hostile_paths_are_refused_whole_responses_at_a_time() {
         (".git/config", "the path is inside `.git/`"),
         ("logs/fake.txt", "the path is protected (rule `/logs/`)"),
         ("target/demo", "the path is protected (rule `/target/`)"),
-        ("secrets.env", "the path is protected (rule `secrets.env in .gitignore`)"),
-        ("gemini-key.txt", "the path is protected (rule `/gemini-key.txt`)"),
+        (
+            "secrets.env",
+            "the path is protected (rule `secrets.env in .gitignore`)",
+        ),
+        (
+            "gemini-key.txt",
+            "the path is protected (rule `/gemini-key.txt`)",
+        ),
         ("Cargo.lock", "the path is protected (rule `/Cargo.lock`)"),
     ];
     for (path, reason) in hostile {
@@ -323,7 +357,10 @@ fn hostile_paths_are_refused_whole_responses_at_a_time() {
             repair.contains(&format!("Reason: refused `{path}`: {reason}")),
             "{path}: {repair}"
         );
-        assert!(!repair.contains("not_applied"), "nothing of the refused response was applied");
+        assert!(
+            !repair.contains("not_applied"),
+            "nothing of the refused response was applied"
+        );
         assert!(!project.path().parent().unwrap().join("outside.rs").exists());
     }
 }
@@ -331,7 +368,10 @@ fn hostile_paths_are_refused_whole_responses_at_a_time() {
 #[test]
 fn malformed_answers_become_repair_queries_that_say_what_was_wrong() {
     let cases = [
-        ("I believe the code is already correct.", "the response holds no `^^^path` … `^^^end` blocks"),
+        (
+            "I believe the code is already correct.",
+            "the response holds no `^^^path` … `^^^end` blocks",
+        ),
         ("^^^src/main.rs\nfn main() {}\n", "has no `^^^end`"),
         (
             "^^^src/main.rs\nfn main() {}\n^^^end\n^^^src/main.rs\nfn main() {}\n^^^end\n",
@@ -347,7 +387,10 @@ fn malformed_answers_become_repair_queries_that_say_what_was_wrong() {
         let output = project.run(&llm, &[]);
 
         assert!(output.status.success(), "{}", stderr(&output));
-        assert!(project.log("repair-query-1.txt").contains(reason), "{reason}");
+        assert!(
+            project.log("repair-query-1.txt").contains(reason),
+            "{reason}"
+        );
         assert_eq!(project.read("src/main.rs"), greeting_main());
     }
 }
@@ -355,13 +398,44 @@ fn malformed_answers_become_repair_queries_that_say_what_was_wrong() {
 #[test]
 fn missing_or_unusable_inputs_stop_before_any_query() {
     let cases: [(&str, fn(&Project), &str); 7] = [
-        ("missing query", |p| fs::remove_file(p.path().join("query.txt")).unwrap(), "query.txt is missing"),
-        ("empty query", |p| p.write("query.txt", "  \n"), "query.txt is empty"),
-        ("missing rollup", |p| fs::remove_file(p.path().join("codeRollup.txt")).unwrap(), "codeRollup.txt is missing"),
-        ("missing key", |p| fs::remove_file(p.path().join("gemini-key.txt")).unwrap(), "gemini-key.txt is missing"),
-        ("missing build", |p| fs::remove_file(p.path().join("build.sh")).unwrap(), "build.sh is missing"),
-        ("not executable", |p| p.write("build.sh", BUILD_SH), "build.sh is not executable"),
-        ("invalid utf-8", |p| fs::write(p.path().join("query.txt"), b"fix \xff\xfe it").unwrap(), "query.txt is not UTF-8 text"),
+        (
+            "missing query",
+            |p| fs::remove_file(p.path().join("query.txt")).unwrap(),
+            "query.txt is missing",
+        ),
+        (
+            "empty query",
+            |p| p.write("query.txt", "  \n"),
+            "query.txt is empty",
+        ),
+        (
+            "missing rollup",
+            |p| fs::remove_file(p.path().join("codeRollup.txt")).unwrap(),
+            "codeRollup.txt is missing",
+        ),
+        (
+            "missing key",
+            |p| fs::remove_file(p.path().join("gemini-key.txt")).unwrap(),
+            "gemini-key.txt is missing",
+        ),
+        (
+            "missing build",
+            |p| fs::remove_file(p.path().join("build.sh")).unwrap(),
+            "build.sh is missing",
+        ),
+        (
+            "not executable",
+            |p| {
+                fs::set_permissions(p.path().join("build.sh"), fs::Permissions::from_mode(0o644))
+                    .unwrap()
+            },
+            "build.sh is not executable",
+        ),
+        (
+            "invalid utf-8",
+            |p| fs::write(p.path().join("query.txt"), b"fix \xff\xfe it").unwrap(),
+            "query.txt is not UTF-8 text",
+        ),
     ];
     for (story, break_project, message) in cases {
         let project = Project::rust_demo();
@@ -372,7 +446,10 @@ fn missing_or_unusable_inputs_stop_before_any_query() {
 
         assert_eq!(output.status.code(), Some(2), "{story}");
         let err = stderr(&output);
-        assert!(err.starts_with("code-commit: error: ") && err.contains(message), "{story}: {err}");
+        assert!(
+            err.starts_with("code-commit: error: ") && err.contains(message),
+            "{story}: {err}"
+        );
         assert_eq!(err.lines().count(), 1, "{story}: one clear line");
         assert!(llm.requests().is_empty(), "{story}: no query sent");
         assert!(!project.exists("logs"), "{story}: nothing logged");
@@ -389,7 +466,11 @@ fn a_rejected_key_stops_the_run_with_the_error_logged() {
     let output = project.run(&llm, &[("CODE_COMMIT_LLM_RETRIES", "3")]);
 
     assert_eq!(output.status.code(), Some(3));
-    assert!(stderr(&output).contains("rejected the API key"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("rejected the API key"),
+        "{}",
+        stderr(&output)
+    );
     assert_eq!(llm.requests().len(), 1, "401 is not retried");
     let text = project.log("initial-query-response.txt");
     assert!(text.starts_with("ERROR\n"), "{text}");
@@ -404,9 +485,13 @@ fn rate_limits_and_server_errors_are_retried_before_the_answer_is_used() {
     llm.reply_raw(
         429,
         &[("content-type", "application/json"), ("retry-after", "0")],
-        support::llm_fixture("gemini/error_429_resource_exhausted_minimal.json"),
+        support::scripted_llm::llm_fixture("gemini/error_429_resource_exhausted_minimal.json"),
     );
-    llm.reply_raw(500, &[("content-type", "application/json")], r#"{"error":{"code":500}}"#);
+    llm.reply_raw(
+        500,
+        &[("content-type", "application/json")],
+        r#"{"error":{"code":500}}"#,
+    );
     llm.reply_text(replace("src/main.rs", &greeting_main()));
 
     let output = project.run(&llm, &[("CODE_COMMIT_LLM_RETRIES", "2")]);
@@ -418,9 +503,16 @@ fn rate_limits_and_server_errors_are_retried_before_the_answer_is_used() {
 
 #[test]
 fn an_html_page_or_empty_answer_is_an_llm_error_with_logs() {
-    let html = Reply::raw(200, &[("content-type", "text/html")], "<html><body>Bad gateway</body></html>");
+    let html = Reply::raw(
+        200,
+        &[("content-type", "text/html")],
+        "<html><body>Bad gateway</body></html>",
+    );
     let empty = Reply::text("");
-    for (reply, message) in [(html, "not what its API returns"), (empty, "returned no text")] {
+    for (reply, message) in [
+        (html, "not what its API returns"),
+        (empty, "returned no text"),
+    ] {
         let project = Project::rust_demo();
         let llm = ScriptedLlm::start();
         llm.reply(reply);
@@ -429,8 +521,16 @@ fn an_html_page_or_empty_answer_is_an_llm_error_with_logs() {
 
         assert_eq!(output.status.code(), Some(3));
         assert!(stderr(&output).contains(message), "{}", stderr(&output));
-        assert!(project.log("initial-query-response.txt").starts_with("ERROR\n"));
-        assert!(project.log_names().contains(&"initial-query-response.json".to_string()));
+        assert!(
+            project
+                .log("initial-query-response.txt")
+                .starts_with("ERROR\n")
+        );
+        assert!(
+            project
+                .log_names()
+                .contains(&"initial-query-response.json".to_string())
+        );
     }
 }
 
@@ -438,7 +538,10 @@ fn an_html_page_or_empty_answer_is_an_llm_error_with_logs() {
 fn an_llm_that_never_answers_times_out_with_one_clear_line() {
     let project = Project::rust_demo();
     let llm = ScriptedLlm::start();
-    llm.reply_after(Duration::from_secs(10), Reply::text(replace("src/main.rs", &greeting_main())));
+    llm.reply_after(
+        Duration::from_secs(10),
+        Reply::text(replace("src/main.rs", &greeting_main())),
+    );
 
     let output = project.run(&llm, &[("CODE_COMMIT_LLM_TIMEOUT_SECS", "1")]);
 
@@ -446,7 +549,11 @@ fn an_llm_that_never_answers_times_out_with_one_clear_line() {
     let err = stderr(&output);
     assert!(err.contains("did not answer within"), "{err}");
     assert_eq!(err.lines().count(), 1);
-    assert!(project.log("initial-query-response.txt").starts_with("ERROR\n"));
+    assert!(
+        project
+            .log("initial-query-response.txt")
+            .starts_with("ERROR\n")
+    );
     assert_eq!(project.read("src/main.rs"), WORKING_MAIN);
     // The scripted reply was taken (and timed out), so nothing is left unused.
 }
@@ -456,7 +563,10 @@ fn a_hanging_build_is_killed_and_reported_to_the_repair_query() {
     let project = Project::rust_demo();
     project.write_executable(
         "build.sh",
-        &format!("#!/bin/sh\nif grep -q HANG src/main.rs; then sleep 600; fi\n{}", &BUILD_SH[10..]),
+        &format!(
+            "#!/bin/sh\nif grep -q HANG src/main.rs; then sleep 600; fi\n{}",
+            &BUILD_SH[10..]
+        ),
     );
     let llm = ScriptedLlm::start();
     llm.reply_text(replace("src/main.rs", "// HANG\nfn main() {}\n"));
@@ -487,7 +597,11 @@ fn a_build_that_floods_its_output_is_capped_in_the_repair_query() {
 
     assert!(output.status.success(), "{}", stderr(&output));
     let repair = project.log("repair-query-1.txt");
-    assert!(repair.len() < 2 * 1024 * 1024, "repair query is {} bytes", repair.len());
+    assert!(
+        repair.len() < 2 * 1024 * 1024,
+        "repair query is {} bytes",
+        repair.len()
+    );
     assert!(repair.contains("bytes omitted"));
 }
 
