@@ -1,11 +1,20 @@
 //! The command runner: argv only (never a shell), a timeout that kills the whole process
 //! group, interleaved output captured under a cap, and an environment allow-list.
 
-use std::path::PathBuf;
+mod capture;
+mod environment;
+mod program;
+mod supervise;
+
+pub use environment::{DEFAULT_ENV_ALLOW, looks_like_secret};
+
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-/// Variables a build may see (placeholder until the runner lands).
-pub const DEFAULT_ENV_ALLOW: &[&str] = &["PATH", "HOME"];
+use environment::ChildEnvironment;
 
 /// What to run and under which limits.
 #[derive(Debug, Clone)]
@@ -16,11 +25,62 @@ pub struct CommandSpec {
     pub cwd: PathBuf,
     pub timeout: Duration,
     /// Names of environment variables passed through from this process when set; no others.
+    /// Names that look like secrets are never passed (see [`looks_like_secret`]).
     pub env_allow: Vec<String>,
-    /// Variables set explicitly for the command (never secrets).
+    /// Variables set explicitly for the command (never secrets: a secret-looking name is refused).
     pub env_set: Vec<(String, String)>,
     /// Most bytes of output kept; the rest is counted and dropped (head and tail kept).
     pub output_limit: usize,
+}
+
+impl CommandSpec {
+    /// Ten minutes: long enough for a cold build, short enough to notice a hang.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+    /// One MiB: more than a compiler's worth of errors, small enough to store and to show.
+    pub const DEFAULT_OUTPUT_LIMIT: usize = 1024 * 1024;
+
+    /// `program args…` in `cwd`, with the default timeout, output limit and
+    /// [`DEFAULT_ENV_ALLOW`], and no variables set.
+    pub fn new<I>(program: impl Into<String>, args: I, cwd: impl Into<PathBuf>) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        Self {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            cwd: cwd.into(),
+            timeout: Self::DEFAULT_TIMEOUT,
+            env_allow: DEFAULT_ENV_ALLOW
+                .iter()
+                .map(|name| name.to_string())
+                .collect(),
+            env_set: Vec::new(),
+            output_limit: Self::DEFAULT_OUTPUT_LIMIT,
+        }
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn with_output_limit(mut self, output_limit: usize) -> Self {
+        self.output_limit = output_limit;
+        self
+    }
+
+    /// Sets `name=value` for the command, replacing any passed-through value.
+    pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env_set.push((name.into(), value.into()));
+        self
+    }
+
+    /// Passes `name` through from this process when it is set there.
+    pub fn allowing_env(mut self, name: impl Into<String>) -> Self {
+        self.env_allow.push(name.into());
+        self
+    }
 }
 
 /// How a finished (or killed) command ended.
@@ -41,6 +101,51 @@ impl CommandOutcome {
     pub fn success(&self) -> bool {
         self.exit_code == Some(0) && !self.timed_out
     }
+
+    /// One line saying how the command ended: `exit 1 after 2.3 s`,
+    /// `killed after timeout of 10 s`, `killed by signal 9 (SIGKILL) after 0.4 s`.
+    pub fn describe(&self) -> String {
+        let took = seconds(self.duration);
+        match (self.timed_out, self.exit_code, self.signal) {
+            (true, _, _) => format!("killed after timeout of {took}"),
+            (false, Some(code), _) => format!("exit {code} after {took}"),
+            (false, None, Some(signal)) => match signal_name(signal) {
+                Some(name) => format!("killed by signal {signal} ({name}) after {took}"),
+                None => format!("killed by signal {signal} after {took}"),
+            },
+            (false, None, None) => format!("ended without an exit status after {took}"),
+        }
+    }
+}
+
+/// Tenths of a second for short runs; whole seconds once the tenths stop mattering.
+fn seconds(duration: Duration) -> String {
+    let secs = duration.as_secs_f64();
+    if secs < 10.0 {
+        format!("{secs:.1} s")
+    } else {
+        format!("{secs:.0} s")
+    }
+}
+
+fn signal_name(signal: i32) -> Option<&'static str> {
+    Some(match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        _ => return None,
+    })
 }
 
 /// The command could not be started at all.
@@ -54,7 +159,111 @@ pub enum ExecError {
     },
 }
 
-/// Runs `spec` to completion or timeout. Blocking: call from `spawn_blocking` in async code.
-pub fn run(_spec: &CommandSpec) -> Result<CommandOutcome, ExecError> {
-    unimplemented!("command runner")
+/// Runs `spec` to completion or timeout. Blocking: call from `spawn_blocking` in async code
+/// (or use [`run_async`]).
+///
+/// The program is executed directly with `args` as its argv, never through a shell; stdin
+/// is `/dev/null`; stdout and stderr share one pipe so their order is kept. The command leads
+/// its own process group, which is SIGKILLed on timeout and, after a normal exit, to clear
+/// away background processes that would otherwise keep the output open.
+pub fn run(spec: &CommandSpec) -> Result<CommandOutcome, ExecError> {
+    let spawn_error = |source| ExecError::Spawn {
+        program: spec.program.clone(),
+        source,
+    };
+    let cwd = program::working_directory(&spec.cwd).map_err(spawn_error)?;
+    let environment =
+        ChildEnvironment::build(&spec.env_allow, &spec.env_set).map_err(spawn_error)?;
+    let executable =
+        program::resolve(&spec.program, &cwd, environment.path()).map_err(spawn_error)?;
+    let (pipe, mut child) =
+        spawn_retrying_busy(spec, &executable, &cwd, &environment).map_err(spawn_error)?;
+    tracing::debug!(program = %spec.program, cwd = %cwd.display(), pid = child.id(), "command started");
+
+    let ended = supervise::supervise(&mut child, pipe, spec.timeout, spec.output_limit).map_err(
+        |error| {
+            spawn_error(io::Error::new(
+                error.kind(),
+                format!("lost track of the running command: {error}"),
+            ))
+        },
+    )?;
+    let outcome = CommandOutcome {
+        exit_code: ended.exit_code,
+        signal: ended.signal,
+        timed_out: ended.timed_out,
+        duration: ended.duration,
+        output: ended.output.text,
+        output_bytes: ended.output.total,
+        truncated: ended.output.truncated,
+    };
+    tracing::debug!(program = %spec.program, outcome = %outcome.describe(), "command ended");
+    Ok(outcome)
+}
+
+/// [`run`] on tokio's blocking pool. Dropping the future does not stop the command; its own
+/// timeout does.
+pub async fn run_async(spec: CommandSpec) -> Result<CommandOutcome, ExecError> {
+    let program = spec.program.clone();
+    match tokio::task::spawn_blocking(move || run(&spec)).await {
+        Ok(result) => result,
+        Err(join_error) if join_error.is_panic() => {
+            std::panic::resume_unwind(join_error.into_panic())
+        }
+        Err(_) => Err(ExecError::Spawn {
+            program,
+            source: io::Error::other("the async runtime shut down before the command finished"),
+        }),
+    }
+}
+
+/// How often to retry a spawn refused with "text file busy", and the first pause between tries
+/// (doubled each time: about 1.3 s in all).
+const BUSY_RETRIES: u32 = 8;
+const BUSY_FIRST_PAUSE: Duration = Duration::from_millis(5);
+
+/// [`spawn`], retried while the kernel reports the program "text file busy". A script written
+/// just before (by the edit step) stays open for writing in any child another thread forked
+/// meanwhile, until that child execs; the refusal lasts only that long.
+fn spawn_retrying_busy(
+    spec: &CommandSpec,
+    executable: &Path,
+    cwd: &Path,
+    environment: &ChildEnvironment,
+) -> io::Result<(io::PipeReader, Child)> {
+    let mut pause = BUSY_FIRST_PAUSE;
+    for _ in 0..BUSY_RETRIES {
+        match spawn(spec, executable, cwd, environment) {
+            Err(error) if error.kind() == io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(pause);
+                pause *= 2;
+            }
+            result => return result,
+        }
+    }
+    spawn(spec, executable, cwd, environment)
+}
+
+/// Starts the command with both output streams on the write end of one pipe, and returns the
+/// read end. The parent's copies of the write end are gone when this returns (the `Command`
+/// holding them is dropped), so end of file means every process that inherited it is done.
+fn spawn(
+    spec: &CommandSpec,
+    executable: &Path,
+    cwd: &Path,
+    environment: &ChildEnvironment,
+) -> io::Result<(io::PipeReader, Child)> {
+    let (reader, writer) = io::pipe()?;
+    let child = Command::new(executable)
+        .arg0(&spec.program)
+        .args(&spec.args)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(environment.variables())
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone()?)
+        .stderr(writer)
+        .process_group(0)
+        .spawn()?;
+    Ok((reader, child))
 }
