@@ -395,9 +395,12 @@ fn malformed_answers_become_repair_queries_that_say_what_was_wrong() {
     }
 }
 
+/// A story name, a way to break the project, and the message that must explain it.
+type Breakage = (&'static str, fn(&Project), &'static str);
+
 #[test]
 fn missing_or_unusable_inputs_stop_before_any_query() {
-    let cases: [(&str, fn(&Project), &str); 7] = [
+    let cases: [Breakage; 7] = [
         (
             "missing query",
             |p| fs::remove_file(p.path().join("query.txt")).unwrap(),
