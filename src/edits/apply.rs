@@ -127,14 +127,26 @@ impl PlannedFile {
         let lines = |bytes: &[u8]| bytes.iter().filter(|b| **b == b'\n').count();
         match (&self.before, &self.after) {
             (Some(old), Some(new)) if old.as_slice() != new.as_bytes() => format!(
-                "modified {} ({} → {} lines)",
+                "modified {} ({} → {})",
                 self.path,
                 lines(old),
-                lines(new.as_bytes())
+                count_of_lines(lines(new.as_bytes()))
             ),
-            (None, Some(new)) => format!("created {} ({} lines)", self.path, lines(new.as_bytes())),
+            (None, Some(new)) => format!(
+                "created {} ({})",
+                self.path,
+                count_of_lines(lines(new.as_bytes()))
+            ),
             _ => format!("{} {}", self.action().verb(), self.path),
         }
+    }
+}
+
+fn count_of_lines(count: usize) -> String {
+    if count == 1 {
+        "1 line".to_string()
+    } else {
+        format!("{count} lines")
     }
 }
 
