@@ -93,7 +93,7 @@ fn check_mode_reports_without_writing() {
     let dir = project();
     let output = apply(dir.path(), &["--check"], b"^^^src/lib.rs\nnew\n^^^end\n");
     assert!(output.status.success());
-    assert_eq!(text(&output.stdout), "modified src/lib.rs (3 → 1 lines)\n");
+    assert_eq!(text(&output.stdout), "modified src/lib.rs (3 → 1 line)\n");
     assert_eq!(lib(dir.path()), LIB);
 }
 
