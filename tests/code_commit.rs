@@ -400,7 +400,7 @@ type Breakage = (&'static str, fn(&Project), &'static str);
 
 #[test]
 fn missing_or_unusable_inputs_stop_before_any_query() {
-    let cases: [Breakage; 7] = [
+    let cases: [Breakage; 11] = [
         (
             "missing query",
             |p| fs::remove_file(p.path().join("query.txt")).unwrap(),
@@ -415,6 +415,29 @@ fn missing_or_unusable_inputs_stop_before_any_query() {
             "missing rollup",
             |p| fs::remove_file(p.path().join("codeRollup.txt")).unwrap(),
             "codeRollup.txt is missing",
+        ),
+        (
+            "empty rollup",
+            |p| p.write("codeRollup.txt", ""),
+            "codeRollup.txt is empty",
+        ),
+        (
+            "empty key",
+            |p| p.write("gemini-key.txt", "\n"),
+            "gemini-key.txt is empty",
+        ),
+        (
+            "empty build",
+            |p| p.write_executable("build.sh", ""),
+            "build.sh is empty",
+        ),
+        (
+            "unreadable query",
+            |p| {
+                fs::remove_file(p.path().join("query.txt")).unwrap();
+                fs::create_dir(p.path().join("query.txt")).unwrap();
+            },
+            "cannot read query.txt",
         ),
         (
             "missing key",
