@@ -15,6 +15,7 @@ use std::io;
 use std::path::Path;
 
 use autofix::edits::search_replace::parse_blocks;
+use autofix::edits::search_replace::pylines::{is_line_break, is_space};
 
 /// How many of aider's gold blocks our parser found, and how many it found that aider did not.
 pub struct AiderReport {
@@ -109,14 +110,14 @@ fn parsed_blocks(transcript: &str) -> Vec<Entry> {
         if section.contains("editblock_coder.py") || section.contains("test_editblock.py") {
             continue;
         }
-        if section.trim_matches(is_py_space).is_empty() {
+        if section.trim_matches(is_space).is_empty() {
             continue;
         }
         let header = section
             .split('\n')
             .next()
             .unwrap_or("")
-            .trim_matches(is_py_space);
+            .trim_matches(is_space);
         // A section that does not parse (or holds no block) adds nothing, as in aider's test.
         let Ok(blocks) = parse_blocks(after_first_line(section)) else {
             continue;
@@ -131,27 +132,6 @@ fn parsed_blocks(transcript: &str) -> Vec<Entry> {
     entries
 }
 
-/// Python's `str.isspace`, which the `\s` of aider's split and its `strip()` follow.
-fn is_py_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// Python's `str.splitlines` line boundaries.
-fn is_line_break(c: char) -> bool {
-    matches!(
-        c,
-        '\n' | '\r'
-            | '\u{0b}'
-            | '\u{0c}'
-            | '\u{1c}'
-            | '\u{1d}'
-            | '\u{1e}'
-            | '\u{85}'
-            | '\u{2028}'
-            | '\u{2029}'
-    )
-}
-
 /// `re.split(r"(?=####\s)", transcript)`: a cut before every `####` followed by whitespace,
 /// wherever it stands in a line.
 fn sections(transcript: &str) -> Vec<&str> {
@@ -160,7 +140,7 @@ fn sections(transcript: &str) -> Vec<&str> {
     let mut from = 0;
     while let Some(found) = transcript[from..].find("####") {
         let at = from + found;
-        if transcript[at + 4..].chars().next().is_some_and(is_py_space) {
+        if transcript[at + 4..].chars().next().is_some_and(is_space) {
             cuts.push(at);
         }
         from = at + 1;

@@ -8,7 +8,7 @@
 mod closest;
 mod locate;
 mod parser;
-mod pylines;
+pub mod pylines;
 #[cfg(test)]
 mod tests;
 

@@ -2,16 +2,17 @@
 //! which aider's parser uses; following them keeps our parse identical to aider's on odd bytes.
 
 /// Whether Python's `str.isspace` holds: Rust's White_Space plus the four ASCII separators.
-pub(super) fn is_space(c: char) -> bool {
+pub fn is_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
 /// Python's `str.strip()`.
-pub(super) fn strip(text: &str) -> &str {
+pub fn strip(text: &str) -> &str {
     text.trim_matches(is_space)
 }
 
-fn is_line_break(c: char) -> bool {
+/// Python's `str.splitlines` line boundaries.
+pub fn is_line_break(c: char) -> bool {
     matches!(
         c,
         '\n' | '\r'
@@ -27,7 +28,7 @@ fn is_line_break(c: char) -> bool {
 }
 
 /// Python's `str.splitlines(keepends=True)`: every line keeps its terminator, `\r\n` is one.
-pub(super) fn split_keep_ends(text: &str) -> Vec<&str> {
+pub fn split_keep_ends(text: &str) -> Vec<&str> {
     let mut lines = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();
