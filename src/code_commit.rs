@@ -116,9 +116,10 @@ pub enum CodeCommitError {
         #[source]
         source: std::io::Error,
     },
-    #[error("the {stage} query failed: {error} (see {})", log_dir.display())]
+    #[error("the {query} failed: {error} (see {})", log_dir.display())]
     Llm {
-        stage: String,
+        /// `initial query` or `repair query N`.
+        query: String,
         error: llm::LlmError,
         log_dir: PathBuf,
     },
@@ -315,7 +316,7 @@ impl Session<'_> {
             .write_response(stem, &result)
             .map_err(|source| self.log_error(source))?;
         let response = result.map_err(|error| CodeCommitError::Llm {
-            stage: stem.replace('-', " "),
+            query: stem.replace('-', " "),
             error,
             log_dir: self.logs.path().to_path_buf(),
         })?;

@@ -492,10 +492,12 @@ fn a_rejected_key_stops_the_run_with_the_error_logged() {
     let output = project.run(&llm, &[("CODE_COMMIT_LLM_RETRIES", "3")]);
 
     assert_eq!(output.status.code(), Some(3));
+    let err = stderr(&output);
     assert!(
-        stderr(&output).contains("rejected the API key"),
-        "{}",
-        stderr(&output)
+        err.starts_with(
+            "code-commit: error: the initial query failed: the LLM provider rejected the API key (HTTP 401)"
+        ),
+        "{err}"
     );
     assert_eq!(llm.requests().len(), 1, "401 is not retried");
     let text = project.log("initial-query-response.txt");
