@@ -363,11 +363,10 @@ pub fn apply(original: &str, hunks: &[Hunk]) -> Result<String, Mismatch> {
             .map_err(|failure| failure.explain(&hunk_name(index, hunk), &doc, &shape))?;
         let replacement = replacement_lines(&doc, &shape, &placement).ok_or_else(|| {
             Mismatch::new(format!(
-                "{} fits lines {}-{} of the file, but its added lines are indented in a way \
-                 that cannot be translated to the file's indentation",
+                "{} fits {} of the file, but its added lines are indented in a way that \
+                 cannot be translated to the file's indentation",
                 hunk_name(index, hunk),
-                placement.start + 1,
-                placement.end
+                line_range(placement.start, placement.end)
             ))
         })?;
         let reaches_end = placement.end == doc.lines.len();
@@ -780,6 +779,9 @@ fn fuzzy_locate(doc: &Document, shape: &Shape) -> Result<Placement, Failure> {
         else {
             continue;
         };
+        if !additions_are_pinned(shape, &ops) {
+            continue;
+        }
         let Some((indent, misfits)) = fit_indentation(doc, shape, &ops) else {
             let unplaced = Placement::from_ops(ops, Indent::Same);
             misindented.get_or_insert((unplaced.start, unplaced.end));
@@ -803,6 +805,41 @@ fn fuzzy_locate(doc: &Document, shape: &Shape) -> Result<Placement, Failure> {
     pick_one(exact_fits)
         .or_else(|| pick_one(close_fits))
         .unwrap_or(Err(nowhere))
+}
+
+/// Lines added between context lines go between the file lines those context lines matched;
+/// next to an altered or missing context line, that place would be a guess.
+fn additions_are_pinned(shape: &Shape, ops: &[Op]) -> bool {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Fate {
+        Matched,
+        /// A blank line the file does not have: it says nothing about the place.
+        Transparent,
+        Unsure,
+    }
+    let mut fates = vec![Fate::Unsure; shape.old.len()];
+    for op in ops {
+        match *op {
+            Op::Match { old, .. } => fates[old] = Fate::Matched,
+            Op::MissingInFile { old } if shape.old[old].is_blank() => {
+                fates[old] = Fate::Transparent;
+            }
+            Op::Altered { .. } | Op::MissingInFile { .. } | Op::ExtraInFile { .. } => {}
+        }
+    }
+    let settled = |fate: Option<&Fate>| fate.is_none_or(|f| *f == Fate::Matched);
+    (0..shape.gaps.len())
+        .filter(|&gap| !shape.gaps[gap].is_empty())
+        .filter(|&gap| {
+            let removed_before = gap > 0 && shape.old[gap - 1].removed;
+            let removed_after = gap < shape.old.len() && shape.old[gap].removed;
+            !removed_before && !removed_after
+        })
+        .all(|gap| {
+            let before = fates[..gap].iter().rev().find(|f| **f != Fate::Transparent);
+            let after = fates[gap..].iter().find(|f| **f != Fate::Transparent);
+            settled(before) && settled(after)
+        })
 }
 
 /// Aligns the old lines before the anchor (backwards) and after it (forwards) with the file
@@ -1172,7 +1209,7 @@ impl Failure {
             Failure::Ambiguous(ranges) => {
                 let places: Vec<String> = ranges
                     .iter()
-                    .map(|(start, end)| format!("lines {}-{}", start + 1, end))
+                    .map(|(start, end)| line_range(*start, *end))
                     .collect();
                 format!(
                     "{name} fits {} places in the file ({}) and nothing singles one out; \
@@ -1182,10 +1219,9 @@ impl Failure {
                 )
             }
             Failure::Indentation { start, end } => format!(
-                "{name} fits lines {}-{} only if indentation is ignored, and its indentation \
-                 differs from the file's inconsistently, so the result would be a guess",
-                start + 1,
-                end
+                "{name} fits {} only if indentation is ignored, and its indentation differs \
+                 from the file's inconsistently, so the result would be a guess",
+                line_range(start, end)
             ),
             Failure::Nowhere => match missing_removed_line(doc, shape) {
                 Some(text) => format!(
@@ -1242,11 +1278,19 @@ fn closest_lines(doc: &Document, shape: &Shape) -> String {
         .map(|i| format!("{:>5} | {}", i + 1, doc.lines[i].text))
         .collect();
     format!(
-        "closest real lines {}-{}:\n{}",
-        start + 1,
-        start + len,
+        "closest real {}:\n{}",
+        line_range(start, start + len),
         shown.join("\n")
     )
+}
+
+/// `lines 14-16`, or `line 14`, for the 0-based half-open range `start..end`.
+fn line_range(start: usize, end: usize) -> String {
+    if end <= start + 1 {
+        format!("line {}", start + 1)
+    } else {
+        format!("lines {}-{}", start + 1, end)
+    }
 }
 
 fn bigrams(text: &str) -> Vec<(char, char)> {

@@ -673,6 +673,15 @@ fn an_addition_between_context_lines_the_file_separates_is_refused() {
 }
 
 #[test]
+fn an_addition_next_to_an_altered_context_line_is_refused() {
+    // Reading `let q` as the model's version of `let x` would fit within the fuzz budget,
+    // but then the new line lands before `let x` when the model may have meant after it.
+    let text = "fn setup() {\n    init();\n    let c = 4;\n    let p = 1;\n    let x = 2;\n    let q = 3;\n}\n";
+    let diff = "--- a/s.rs\n+++ b/s.rs\n@@ @@\n fn setup() {\n     init();\n-    let c = 4;\n+    let c = 5;\n     let p = 1;\n+    let inserted = 0;\n     let q = 3;\n";
+    assert!(refusal(text, diff).contains("matches nowhere"));
+}
+
+#[test]
 fn removed_lines_the_file_separates_by_another_line_are_refused() {
     let text = "a\nb\nkeep\nc\nd\n";
     let diff = "--- a/t\n+++ b/t\n@@ @@\n a\n-b\n-c\n d\n";
@@ -731,4 +740,38 @@ fn indentation_that_differs_inconsistently_is_refused() {
 fn a_hunk_in_an_empty_file_that_expects_lines_is_refused() {
     let message = refusal("", CAP_RETRIES);
     assert!(message.contains("the file is empty"), "{message}");
+}
+
+#[test]
+fn an_added_line_shallower_than_the_indentation_the_hunk_adds_everywhere_is_refused() {
+    // Every line of the hunk is indented 4 spaces deeper than the file, except the added
+    // line, which has only 2: where should it go?
+    let python = "def f():\n    return 1\n";
+    let diff = "--- a/f.py\n+++ b/f.py\n@@ @@\n     def f():\n-        return 1\n+  return 2\n";
+    let message = refusal(python, diff);
+    assert!(
+        message.contains("fits lines 1-2 of the file, but its added lines are indented"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_one_line_hunk_that_fits_twice_names_both_lines() {
+    let yaml = "a:\n  - uses: x@v4\nb:\n  - uses: x@v4\n";
+    let diff = "--- a/ci.yml\n+++ b/ci.yml\n@@ -9 +9 @@\n-  - uses: x@v4\n+  - uses: x@v5\n";
+    let message = refusal(yaml, diff);
+    assert!(
+        message.contains("fits 2 places in the file (line 2, line 4)"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_pure_addition_written_with_spaces_in_a_tab_indented_file_gets_tabs() {
+    let makefile = "build:\n\tcargo build\n\nlint:\n\tcargo clippy\n";
+    let diff = "--- a/Makefile\n+++ b/Makefile\n@@ @@\n build:\n     cargo build\n+\n+test:\n+    cargo test\n \n lint:\n";
+    assert_eq!(
+        apply_diff(makefile, diff).unwrap(),
+        "build:\n\tcargo build\n\ntest:\n\tcargo test\n\nlint:\n\tcargo clippy\n"
+    );
 }
