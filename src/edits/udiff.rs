@@ -570,7 +570,7 @@ impl<'h> Shape<'h> {
         Some((first, first + 1))
     }
 
-    /// Whether an unmatched file line may sit in gap `g`: never between two removed lines
+    /// Whether an unmatched file line may sit in `gap`: never between two removed lines
     /// (which lines go would be a guess), nor where lines are added between context lines
     /// (whether they go before or after it would be a guess).
     fn may_skip_file_line_at(&self, gap: usize) -> bool {
@@ -923,8 +923,8 @@ fn align(
 ) -> Option<(Cost, Vec<Op>)> {
     let (rows, cols) = (olds.len() + 1, files.len() + 1);
     let mut table: Vec<Option<(Cost, Op)>> = vec![None; rows * cols];
-    let start = Op::MissingInFile { old: usize::MAX };
-    table[0] = Some((Cost::default(), start));
+    // The start cell's op is never read: walking back stops there.
+    table[0] = Some((Cost::default(), Op::MissingInFile { old: usize::MAX }));
     let cell = |table: &Vec<Option<(Cost, Op)>>, i: usize, j: usize| table[i * cols + j];
     for i in 0..rows {
         for j in 0..cols {
@@ -941,46 +941,27 @@ fn align(
                 }
             };
             if i > 0 {
-                let old = shape.old[olds[i - 1]];
+                let index = olds[i - 1];
+                let old = shape.old[index];
                 if j > 0 {
                     let file = files[j - 1];
                     let from = cell(&table, i - 1, j - 1);
                     if same_but_whitespace(old.text, &doc.lines[file].text) {
-                        consider(
-                            from,
-                            false,
-                            false,
-                            Op::Match {
-                                old: olds[i - 1],
-                                file,
-                            },
-                        );
+                        consider(from, false, false, Op::Match { old: index, file });
                     } else if !old.removed {
-                        consider(
-                            from,
-                            true,
-                            false,
-                            Op::Altered {
-                                old: olds[i - 1],
-                                file,
-                            },
-                        );
+                        consider(from, true, false, Op::Altered { old: index, file });
                     }
                 }
                 if !old.removed {
-                    let op = Op::MissingInFile { old: olds[i - 1] };
+                    let op = Op::MissingInFile { old: index };
                     consider(cell(&table, i - 1, j), !old.is_blank(), true, op);
                 }
             }
             if j > 0 && i < olds.len() && shape.may_skip_file_line_at(gap_of(i)) {
                 let file = files[j - 1];
                 let blank = doc.lines[file].text.trim().is_empty();
-                consider(
-                    cell(&table, i, j - 1),
-                    !blank,
-                    true,
-                    Op::ExtraInFile { file },
-                );
+                let op = Op::ExtraInFile { file };
+                consider(cell(&table, i, j - 1), !blank, true, op);
             }
             table[i * cols + j] = best;
         }
