@@ -163,3 +163,62 @@ fn a_missing_directory_is_bad_input() {
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("cannot open /nonexistent/project"));
 }
+
+#[test]
+fn a_sloppy_unified_diff_is_detected_and_applied() {
+    let dir = project();
+    // Wrong line numbers and a blank context line that lost its leading space.
+    let diff = "Here is the fix:\n```diff\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -40,3 +40,3 @@\n pub fn add(a: i32, b: i32) -> i32 {\n-    a + b\n+    a.saturating_add(b)\n }\n```\n";
+
+    let output = apply(dir.path(), &[], diff.as_bytes());
+
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "modified src/lib.rs (3 → 3 lines)\n");
+    assert!(lib(dir.path()).contains("a.saturating_add(b)"));
+}
+
+#[test]
+fn a_diff_whose_context_matches_nowhere_names_the_hunk_and_the_closest_lines() {
+    let dir = project();
+    let diff = "--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,3 +1,3 @@\n pub fn subtract(a: i32, b: i32) -> i32 {\n-    a - b\n+    a.saturating_sub(b)\n }\n";
+
+    let output = apply(dir.path(), &["--format", "udiff"], diff.as_bytes());
+
+    assert_eq!(output.status.code(), Some(1));
+    let err = text(&output.stderr);
+    assert!(err.contains("hunk 1 (@@ -1,3 +1,3 @@)"), "{err}");
+    assert!(err.contains("closest real lines"), "{err}");
+    assert_eq!(lib(dir.path()), LIB);
+}
+
+#[test]
+fn search_replace_blocks_are_detected_and_applied() {
+    let dir = project();
+    let response = "src/lib.rs\n```rust\n<<<<<<< SEARCH\n    a + b\n=======\n    a.wrapping_add(b)\n>>>>>>> REPLACE\n```\n";
+
+    let output = apply(dir.path(), &[], response.as_bytes());
+
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(lib(dir.path()).contains("a.wrapping_add(b)"));
+}
+
+#[test]
+fn a_search_found_in_two_places_is_refused() {
+    let dir = project();
+    fs::write(
+        dir.path().join("src/lib.rs"),
+        "fn a() -> i32 {\n    1\n}\nfn b() -> i32 {\n    1\n}\n",
+    )
+    .unwrap();
+    let response = "src/lib.rs\n```\n<<<<<<< SEARCH\n    1\n=======\n    2\n>>>>>>> REPLACE\n```\n";
+
+    let output = apply(dir.path(), &[], response.as_bytes());
+
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("block 1"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(lib(dir.path()).contains("    1\n}\nfn b"));
+}
