@@ -6,4 +6,5 @@ pub mod commands;
 pub mod config;
 pub mod edits;
 pub mod exec;
+pub mod failure;
 pub mod llm;
