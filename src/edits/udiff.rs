@@ -683,18 +683,18 @@ fn locate(
     }
     let len = shape.old.len();
     let strict: [LineEq; 2] = [same, same_but_trailing_whitespace];
-    for (tier, eq) in strict.into_iter().enumerate() {
+    for eq in strict {
         let starts = contiguous_matches(doc, shape, eq);
         match starts.as_slice() {
             [] => continue,
             [start] => return Ok(Placement::contiguous(*start, len, Indent::Same)),
             many => {
-                // git apply's rule: line numbers only break a tie, and only for an exact fit
-                // at exactly the stated line.
+                // git apply's rule: line numbers only break a tie, and only for a fit at
+                // exactly the stated line (trailing whitespace aside, which moves nothing).
                 let at_stated = many
                     .iter()
                     .find(|start| stated.is_some() && history.original_index(**start) == stated);
-                if let (0, Some(start)) = (tier, at_stated) {
+                if let Some(start) = at_stated {
                     return Ok(Placement::contiguous(*start, len, Indent::Same));
                 }
                 return Err(ambiguous(many.iter().map(|s| (*s, s + len))));
@@ -759,21 +759,26 @@ fn fuzzy_locate(doc: &Document, shape: &Shape) -> Result<Placement, Failure> {
     let Some((anchor_start, anchor_end)) = shape.anchor() else {
         return Err(Failure::Nowhere);
     };
-    let budget = shape.fuzz_budget();
     let anchor = &shape.old[anchor_start..anchor_end];
     let anchor_len = anchor.len();
+    let anchored_positions: Vec<usize> = (0..(doc.lines.len() + 1).saturating_sub(anchor_len))
+        .filter(|&position| {
+            anchor
+                .iter()
+                .zip(&doc.lines[position..position + anchor_len])
+                .all(|(old, line)| same_but_whitespace(old.text, &line.text))
+        })
+        .collect();
+    // Removed lines found in exactly one place pin the hunk down by themselves: one altered
+    // context line around them cannot move it, however little context the hunk has.
+    let budget = match (anchored_positions.len(), shape.has_removals()) {
+        (1, true) => shape.fuzz_budget().max(1),
+        _ => shape.fuzz_budget(),
+    };
     let mut exact_fits = Vec::new();
     let mut close_fits = Vec::new();
     let mut misindented = None;
-    for position in 0..(doc.lines.len() + 1).saturating_sub(anchor_len) {
-        let window = &doc.lines[position..position + anchor_len];
-        let anchored = anchor
-            .iter()
-            .zip(window)
-            .all(|(old, line)| same_but_whitespace(old.text, &line.text));
-        if !anchored {
-            continue;
-        }
+    for position in anchored_positions {
         let Some((mismatches, ops)) =
             align_around(doc, shape, (anchor_start, anchor_end), position, budget)
         else {

@@ -607,10 +607,18 @@ fn context_that_fits_two_places_with_wrong_line_numbers_is_refused() {
 }
 
 #[test]
-fn line_numbers_do_not_break_a_tie_between_two_fits_that_are_not_exact() {
+fn line_numbers_break_a_tie_between_fits_that_differ_only_in_trailing_whitespace() {
     let text = "fn a() {\n    x();\n}\n\nfn b() {\n    x();\n}\n";
-    // Right line number, but the fits are only up to trailing whitespace.
+    // The model added trailing spaces; the stated line still points exactly at `b`.
     let diff = "--- a/t.rs\n+++ b/t.rs\n@@ -6,2 +6,2 @@\n-    x();  \n+    y();\n } \n";
+    let applied = apply_diff(text, diff).unwrap();
+    assert_eq!(applied, "fn a() {\n    x();\n}\n\nfn b() {\n    y();\n}\n");
+}
+
+#[test]
+fn line_numbers_do_not_break_a_tie_when_they_point_between_the_fits() {
+    let text = "fn a() {\n    x();\n}\n\nfn b() {\n    x();\n}\n";
+    let diff = "--- a/t.rs\n+++ b/t.rs\n@@ -4,2 +4,2 @@\n-    x();  \n+    y();\n } \n";
     let message = refusal(text, diff);
     assert!(message.contains("fits 2 places"), "{message}");
 }
@@ -774,4 +782,21 @@ fn a_pure_addition_written_with_spaces_in_a_tab_indented_file_gets_tabs() {
         apply_diff(makefile, diff).unwrap(),
         "build:\n\tcargo build\n\ntest:\n\tcargo test\n\nlint:\n\tcargo clippy\n"
     );
+}
+
+#[test]
+fn removed_lines_found_once_allow_one_altered_context_line_even_with_little_context() {
+    let text = "# Notes API\n\n### `DELETE /notes/{id}`\n\nDeletes a note.\n\n## Development\n";
+    // The heading in the context has a typo (`noes`); the removed line exists only once.
+    let diff = "--- a/README.md\n+++ b/README.md\n@@ -3,5 +3,5 @@\n ### `DELETE /noes/{id}`\n \n-Deletes a note.\n+Deletes a note; deleting twice returns 404.\n \n ## Development\n";
+    let applied = apply_diff(text, diff).unwrap();
+    assert!(applied.contains("Deletes a note; deleting twice returns 404.\n\n## Development"));
+}
+
+#[test]
+fn an_altered_context_line_is_not_forgiven_when_the_removed_lines_appear_twice() {
+    let text = "## A\n\nDeletes a note.\n\n## B\n\nDeletes a note.\n";
+    let diff =
+        "--- a/x.md\n+++ b/x.md\n@@ -1,3 +1,3 @@\n ## Z\n \n-Deletes a note.\n+Removes a note.\n";
+    assert!(refusal(text, diff).starts_with("hunk 1"));
 }
