@@ -7,4 +7,5 @@ pub mod config;
 pub mod edits;
 pub mod exec;
 pub mod failure;
+pub mod git;
 pub mod llm;

@@ -1,0 +1,21 @@
+//! The git layer, on libgit2: opening or cloning a workspace, the clean-tree preflight, the job's
+//! branch, conventional commits with sign-off, and rollback to the baseline.
+
+mod branch;
+mod branch_name;
+mod commit;
+mod error;
+mod ids;
+mod message;
+mod rollback;
+mod slug;
+mod status;
+mod workspace;
+
+pub use branch::BranchOutcome;
+pub use branch_name::{BRANCH_NAME_MAX_LEN, BranchName, BranchTemplate, DEFAULT_BRANCH_TEMPLATE};
+pub use error::{DIRTY_PATHS_LISTED, DirtyKind, DirtyPath, GitError};
+pub use ids::{CommitSha, Identity};
+pub use message::{CommitKind, CommitMessage, JOB_TRAILER, SUBJECT_PATTERN};
+pub use slug::{EMPTY_SLUG, SLUG_MAX_LEN, slugify};
+pub use workspace::Workspace;
