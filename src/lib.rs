@@ -9,3 +9,4 @@ pub mod exec;
 pub mod failure;
 pub mod git;
 pub mod llm;
+pub mod work_order;

@@ -4,10 +4,13 @@
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use autofix::commands::apply::{self, ApplyCommandError, ApplyRequest};
 use autofix::config::ServiceConfig;
 use autofix::edits::EditFormat;
+use autofix::failure::FailureCode;
+use autofix::work_order::RunOptions;
 use clap::{Parser, Subcommand};
 use secrecy::ExposeSecret;
 
@@ -39,6 +42,32 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Run a work order: strict JSON writes within its allowed files, checked by its commands.
+    Run {
+        /// The git repository to change (its work tree must be clean).
+        #[arg(long)]
+        repo: PathBuf,
+        /// The work order (JSON).
+        #[arg(long = "work-order", value_name = "FILE")]
+        work_order: PathBuf,
+        /// Where `<run_id>/…` artifacts are written.
+        #[arg(long)]
+        out: PathBuf,
+        /// Attempts before giving up.
+        #[arg(long, default_value_t = 2)]
+        max_attempts: usize,
+        /// The model to ask (the provider comes from the service configuration).
+        #[arg(long)]
+        llm_model: String,
+        #[arg(long, default_value_t = 0.0)]
+        llm_temperature: f32,
+        /// Timeout of each acceptance command.
+        #[arg(long, default_value_t = 600)]
+        timeout_seconds: u64,
+        /// A service configuration file laid over the defaults.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Validate the service configuration (defaults, an optional file, AUTOFIX__* variables).
     Config {
         #[command(subcommand)]
@@ -68,6 +97,100 @@ fn main() -> ExitCode {
         Command::Config {
             action: ConfigAction::Check { config },
         } => config_check(config),
+        Command::Run {
+            repo,
+            work_order,
+            out,
+            max_attempts,
+            llm_model,
+            llm_temperature,
+            timeout_seconds,
+            config,
+        } => {
+            let options = RunOptions {
+                repo,
+                work_order,
+                out,
+                max_attempts,
+                llm_provider: String::new(),
+                llm_model,
+                llm_temperature,
+                command_timeout: Duration::from_secs(timeout_seconds),
+                output_limit: 0,
+                verify: Vec::new(),
+                denied_paths: Vec::new(),
+            };
+            run_command(options, config)
+        }
+    }
+}
+
+/// The defaults, an optional file and the `AUTOFIX__*` environment, or one line saying why not.
+fn load_service_config(file: Option<&PathBuf>) -> Result<ServiceConfig, String> {
+    let text = match file {
+        None => None,
+        Some(path) => Some((
+            path.display().to_string(),
+            std::fs::read_to_string(path)
+                .map_err(|err| format!("cannot read {}: {err}", path.display()))?,
+        )),
+    };
+    let file = text
+        .as_ref()
+        .map(|(name, text)| (name.as_str(), text.as_str()));
+    ServiceConfig::load(file, std::env::vars()).map_err(|err| err.to_string())
+}
+
+fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCode {
+    let config = match load_service_config(config_file.as_ref()) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("autofix run: {message}");
+            return ExitCode::from(FailureCode::InvalidInput.exit_status());
+        }
+    };
+    let mut provider_config = config.provider_config();
+    provider_config.model = options.llm_model.clone();
+    options.llm_provider = provider_config.kind.to_string();
+    options.output_limit = config.exec.output_limit_bytes;
+    let provider = match autofix::llm::provider(provider_config) {
+        Ok(provider) => provider,
+        Err(err) => {
+            eprintln!("autofix run: {err}");
+            return ExitCode::from(FailureCode::InvalidInput.exit_status());
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime starts");
+    match runtime.block_on(autofix::work_order::run(&options, provider.as_ref())) {
+        Err(message) => {
+            eprintln!("autofix run: {message}");
+            ExitCode::from(FailureCode::InvalidInput.exit_status())
+        }
+        Ok(outcome) => {
+            let summary = &outcome.summary;
+            match summary.failure_code {
+                None => {
+                    println!("PASS after {} attempt(s)", summary.attempts.len());
+                    println!("{}", outcome.summary_path.display());
+                    ExitCode::SUCCESS
+                }
+                Some(code) => {
+                    let stage = summary
+                        .failure_stage
+                        .map(|stage| stage.as_str().to_string())
+                        .unwrap_or_default();
+                    println!(
+                        "FAIL {code} at {stage} after {} attempt(s)",
+                        summary.attempts.len()
+                    );
+                    println!("{}", outcome.summary_path.display());
+                    ExitCode::from(code.exit_status())
+                }
+            }
+        }
     }
 }
 

@@ -1,0 +1,529 @@
+//! The attempt loop of `autofix run`: preflight, then per attempt prompt → strict JSON writes →
+//! scope and precondition checks → atomic writes → verification → acceptance, rollback on failure.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use super::artifacts::{AttemptDir, RunDir};
+use super::prompt::attempt_prompt;
+use super::schema::{
+    AttemptRecord, CmdResult, FailureBrief, FailureStage, RunSummary, ValidWorkOrder, Verdict,
+    WorkOrder,
+};
+use crate::edits::apply::{self, ApplyError, ApplyPolicy};
+use crate::edits::paths::{ProjectRoot, ProtectedPaths};
+use crate::edits::{EditFormat, EditSet, json_writes};
+use crate::exec::{self, CommandSpec};
+use crate::failure::FailureCode;
+use crate::git::{CommitSha, Workspace};
+use crate::llm::{LlmProvider, LlmRequest};
+
+/// Size limits of one proposal (work-order-harness.md §4.2).
+pub const MAX_WRITE_BYTES: usize = 200 * 1024;
+pub const MAX_PROPOSAL_BYTES: usize = 500 * 1024;
+/// Most bytes of a command's output quoted to the model in a FailureBrief.
+const EXCERPT_BYTES: usize = 4 * 1024;
+
+/// A named command with its own timeout (global verification or acceptance).
+#[derive(Debug, Clone)]
+pub struct NamedCommand {
+    pub name: String,
+    pub argv: Vec<String>,
+    pub timeout: Duration,
+}
+
+/// Everything one run needs besides the LLM itself.
+pub struct RunOptions {
+    pub repo: PathBuf,
+    pub work_order: PathBuf,
+    pub out: PathBuf,
+    pub max_attempts: usize,
+    pub llm_provider: String,
+    pub llm_model: String,
+    pub llm_temperature: f32,
+    /// Timeout of each acceptance command.
+    pub command_timeout: Duration,
+    pub output_limit: usize,
+    /// Global verification, run before the acceptance commands on every attempt.
+    pub verify: Vec<NamedCommand>,
+    /// Paths refused even when allowed (gitignore syntax), on top of `.git/`.
+    pub denied_paths: Vec<String>,
+}
+
+/// The finished run: its summary and where it was written.
+pub struct RunOutcome {
+    pub summary: RunSummary,
+    pub summary_path: PathBuf,
+}
+
+/// Runs the work order to PASS or FAIL. `Err` only when not even the artifacts can be written.
+pub async fn run(options: &RunOptions, llm: &dyn LlmProvider) -> Result<RunOutcome, String> {
+    let raw = std::fs::read(&options.work_order);
+    let workspace = Workspace::open(&options.repo);
+    let baseline = workspace.as_ref().ok().and_then(|ws| ws.head_commit().ok());
+    let run_id = run_id(
+        options,
+        raw.as_deref().unwrap_or_default(),
+        baseline.as_ref(),
+    );
+    let run_dir = RunDir::create(&options.out, &run_id)?;
+    let mut summary = RunSummary {
+        run_id,
+        work_order_id: String::new(),
+        verdict: Verdict::Fail,
+        failure_code: None,
+        failure_stage: None,
+        baseline_commit: baseline.as_ref().map(|sha| sha.to_string()),
+        llm_provider: options.llm_provider.clone(),
+        llm_model: options.llm_model.clone(),
+        llm_temperature: options.llm_temperature,
+        max_attempts: options.max_attempts,
+        attempts: Vec::new(),
+        input_tokens: 0,
+        output_tokens: 0,
+        repo_tree_hash_after: None,
+    };
+    match preflight(options, raw, workspace) {
+        Err((code, reason)) => {
+            summary.failure_code = Some(code);
+            summary.failure_stage = Some(FailureStage::Preflight);
+            run_dir.write_text("preflight_error.txt", &format!("{code}: {reason}\n"))?;
+        }
+        Ok((order, workspace, baseline)) => {
+            summary.work_order_id = order.order.id.clone();
+            let mut runner = Runner {
+                options,
+                llm,
+                order: &order,
+                workspace: &workspace,
+                baseline: &baseline,
+                run_dir: &run_dir,
+                summary: &mut summary,
+            };
+            runner.attempts().await?;
+        }
+    }
+    let summary_path = run_dir.write_json("run_summary.json", &summary)?;
+    Ok(RunOutcome {
+        summary,
+        summary_path,
+    })
+}
+
+/// Work order valid, repository a clean git work tree with a commit: else nothing is touched.
+fn preflight(
+    options: &RunOptions,
+    raw: std::io::Result<Vec<u8>>,
+    workspace: Result<Workspace, crate::git::GitError>,
+) -> Result<(ValidWorkOrder, Workspace, CommitSha), (FailureCode, String)> {
+    let invalid = |reason: String| (FailureCode::InvalidInput, reason);
+    let bytes = raw.map_err(|err| {
+        invalid(format!(
+            "cannot read the work order {}: {err}",
+            options.work_order.display()
+        ))
+    })?;
+    let text =
+        String::from_utf8(bytes).map_err(|_| invalid("the work order is not UTF-8 text".into()))?;
+    let order = WorkOrder::parse(&text).map_err(invalid)?;
+    let workspace = workspace.map_err(|err| (err.failure_code(), err.to_string()))?;
+    workspace
+        .ensure_clean()
+        .map_err(|err| (err.failure_code(), err.to_string()))?;
+    let baseline = workspace
+        .head_commit()
+        .map_err(|err| (err.failure_code(), err.to_string()))?;
+    Ok((order, workspace, baseline))
+}
+
+/// `run_id`: the first 16 hex digits of a sha256 over every input that shapes the run.
+fn run_id(options: &RunOptions, work_order: &[u8], baseline: Option<&CommitSha>) -> String {
+    let mut hasher = Sha256::new();
+    for part in [
+        &Sha256::digest(work_order)[..],
+        baseline
+            .map(|sha| sha.to_string())
+            .unwrap_or_default()
+            .as_bytes(),
+        options.llm_provider.as_bytes(),
+        options.llm_model.as_bytes(),
+        options.llm_temperature.to_string().as_bytes(),
+        options.max_attempts.to_string().as_bytes(),
+    ] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part);
+    }
+    hex::encode(hasher.finalize())[..16].to_string()
+}
+
+struct Runner<'a> {
+    options: &'a RunOptions,
+    llm: &'a dyn LlmProvider,
+    order: &'a ValidWorkOrder,
+    workspace: &'a Workspace,
+    baseline: &'a CommitSha,
+    run_dir: &'a RunDir,
+    summary: &'a mut RunSummary,
+}
+
+impl Runner<'_> {
+    async fn attempts(&mut self) -> Result<(), String> {
+        let mut brief: Option<FailureBrief> = None;
+        for index in 1..=self.options.max_attempts.max(1) {
+            let dir = self.run_dir.attempt(index)?;
+            let mut record = AttemptRecord {
+                attempt_index: index,
+                baseline_commit: self.baseline.to_string(),
+                proposal_path: None,
+                touched_files: Vec::new(),
+                write_ok: false,
+                verify: Vec::new(),
+                acceptance: Vec::new(),
+                failure_brief: None,
+            };
+            let failure = self
+                .attempt(index, brief.as_ref(), &dir, &mut record)
+                .await?;
+            match failure {
+                None => {
+                    self.summary.verdict = Verdict::Pass;
+                    self.summary.failure_code = None;
+                    self.summary.failure_stage = None;
+                    self.summary.repo_tree_hash_after = Some(
+                        tree_hash(self.workspace.root())
+                            .map_err(|err| format!("cannot hash the work tree: {err}"))?,
+                    );
+                    self.summary.attempts.push(record);
+                    return Ok(());
+                }
+                Some(failed) => {
+                    dir.write_json("failure_brief.json", &failed)?;
+                    self.workspace
+                        .rollback(self.baseline)
+                        .map_err(|err| format!("cannot roll back to the baseline: {err}"))?;
+                    self.summary.failure_code = Some(failed.code);
+                    self.summary.failure_stage = Some(failed.stage);
+                    record.failure_brief = Some(failed.clone());
+                    self.summary.attempts.push(record);
+                    brief = Some(failed);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One attempt; `Ok(None)` is a PASS, `Ok(Some(brief))` a FAIL to be rolled back.
+    async fn attempt(
+        &mut self,
+        index: usize,
+        brief: Option<&FailureBrief>,
+        dir: &AttemptDir,
+        record: &mut AttemptRecord,
+    ) -> Result<Option<FailureBrief>, String> {
+        let prompt = attempt_prompt(self.workspace.root(), self.order, index, brief);
+        dir.write_text("prompt.txt", &prompt)?;
+        let request = LlmRequest {
+            stage: if index == 1 { "edit" } else { "repair" }.to_string(),
+            system: None,
+            prompt,
+            temperature: Some(self.options.llm_temperature),
+            max_output_tokens: None,
+        };
+        let response = match self.llm.complete(&request).await {
+            Ok(response) => response,
+            Err(error) => {
+                dir.write_text("llm_error.txt", &format!("{error}\n"))?;
+                return Ok(Some(self.brief(
+                    FailureStage::Exception,
+                    FailureCode::LlmError,
+                    None,
+                    None,
+                    &error.to_string(),
+                )));
+            }
+        };
+        self.summary.input_tokens += response.usage.input_tokens;
+        self.summary.output_tokens += response.usage.output_tokens;
+        dir.write_text("llm_response.txt", &response.text)?;
+        dir.write_text("llm_response.json", &response.raw_json)?;
+
+        let (summary, edits) = match json_writes::parse(&response.text) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                return Ok(Some(self.brief(
+                    FailureStage::LlmOutputInvalid,
+                    FailureCode::LlmOutputInvalid,
+                    None,
+                    None,
+                    &error.to_string(),
+                )));
+            }
+        };
+        record.proposal_path = Some(dir.write_text("proposed_writes.json", &response.text)?);
+        let set = EditSet {
+            format: EditFormat::Json,
+            summary: Some(summary),
+            edits,
+        };
+        if let Some(failure) = self.write(&set, dir, record)? {
+            return Ok(Some(failure));
+        }
+        self.verify_and_accept(dir, record)
+    }
+
+    /// Scope check, then the atomic application; records `write_result.json`.
+    fn write(
+        &mut self,
+        set: &EditSet,
+        dir: &AttemptDir,
+        record: &mut AttemptRecord,
+    ) -> Result<Option<FailureBrief>, String> {
+        let mut touched = Vec::new();
+        for edit in &set.edits {
+            let path =
+                crate::edits::paths::normalise(&edit.path).unwrap_or_else(|_| edit.path.clone());
+            if !touched.contains(&path) {
+                touched.push(path);
+            }
+        }
+        touched.sort();
+        record.touched_files = touched.clone();
+        let outside: Vec<&String> = touched
+            .iter()
+            .filter(|path| !self.order.allowed_files.contains(path))
+            .collect();
+        let result = if !outside.is_empty() {
+            Err((
+                FailureStage::WriteScopeViolation,
+                FailureCode::WriteScopeViolation,
+                format!(
+                    "the proposal writes {} outside allowed_files; allowed: {}",
+                    quote_list(&outside),
+                    self.order.allowed_files.join(", ")
+                ),
+            ))
+        } else {
+            self.apply(set)
+        };
+        let write_ok = result.is_ok();
+        record.write_ok = write_ok;
+        let error = result.as_ref().err().map(|(_, _, reason)| reason.clone());
+        dir.write_json(
+            "write_result.json",
+            &serde_json::json!({ "write_ok": write_ok, "touched_files": touched, "error": error }),
+        )?;
+        Ok(result
+            .err()
+            .map(|(stage, code, reason)| self.brief(stage, code, None, None, &reason)))
+    }
+
+    fn apply(&self, set: &EditSet) -> Result<(), (FailureStage, FailureCode, String)> {
+        let failed = |reason: String| (FailureStage::WriteFailed, FailureCode::InvalidDiff, reason);
+        let root =
+            ProjectRoot::new(self.workspace.root()).map_err(|err| failed(err.to_string()))?;
+        let protected = ProtectedPaths::from_patterns(&root, &self.options.denied_paths)
+            .map_err(|err| failed(err.to_string()))?;
+        let policy = ApplyPolicy {
+            protected,
+            max_file_bytes: MAX_WRITE_BYTES,
+            max_total_bytes: MAX_PROPOSAL_BYTES,
+        };
+        apply::apply(&root, set, &policy)
+            .map(|_| ())
+            .map_err(|err| match err {
+                ApplyError::StaleContext { .. } => (
+                    FailureStage::StaleContext,
+                    FailureCode::StaleContext,
+                    err.to_string(),
+                ),
+                ApplyError::PathRefused { .. } | ApplyError::Protected { .. } => (
+                    FailureStage::WriteScopeViolation,
+                    FailureCode::WriteScopeViolation,
+                    err.to_string(),
+                ),
+                other => failed(other.to_string()),
+            })
+    }
+
+    /// Global verification, then acceptance commands, in order; the first failure ends it.
+    fn verify_and_accept(
+        &mut self,
+        dir: &AttemptDir,
+        record: &mut AttemptRecord,
+    ) -> Result<Option<FailureBrief>, String> {
+        let acceptance: Vec<NamedCommand> = self
+            .order
+            .acceptance_argv
+            .iter()
+            .enumerate()
+            .map(|(index, argv)| NamedCommand {
+                name: format!("acceptance-{}", index + 1),
+                argv: argv.clone(),
+                timeout: self.options.command_timeout,
+            })
+            .collect();
+        let phases = [
+            (
+                &self.options.verify,
+                FailureStage::VerifyFailed,
+                "verify_result.json",
+            ),
+            (
+                &acceptance,
+                FailureStage::AcceptanceFailed,
+                "acceptance_result.json",
+            ),
+        ];
+        for (commands, stage, artifact) in phases {
+            let mut results = Vec::new();
+            let mut failure = None;
+            for command in commands.iter() {
+                let (result, output) = self.run_command(dir, command)?;
+                let passed = result.passed();
+                results.push(result.clone());
+                if !passed {
+                    let code = if result.timed_out {
+                        FailureCode::Timeout
+                    } else {
+                        FailureCode::ValidationFailed
+                    };
+                    failure = Some(self.brief(
+                        stage,
+                        code,
+                        Some(result.command.join(" ")),
+                        result.exit_code,
+                        &output,
+                    ));
+                    break;
+                }
+            }
+            dir.write_json(artifact, &results)?;
+            match stage {
+                FailureStage::VerifyFailed => record.verify = results,
+                _ => record.acceptance = results,
+            }
+            if failure.is_some() {
+                return Ok(failure);
+            }
+        }
+        Ok(None)
+    }
+
+    fn run_command(
+        &self,
+        dir: &AttemptDir,
+        command: &NamedCommand,
+    ) -> Result<(CmdResult, String), String> {
+        let spec = CommandSpec::new(
+            command.argv[0].clone(),
+            command.argv[1..].to_vec(),
+            self.workspace.root().to_path_buf(),
+        )
+        .with_timeout(command.timeout)
+        .with_output_limit(self.options.output_limit);
+        let (output, exit_code, timed_out, seconds) = match exec::run(&spec) {
+            Ok(outcome) => {
+                let mut output = outcome.output.clone();
+                if outcome.timed_out {
+                    output.push_str(&format!("\n[autofix: {}]\n", outcome.describe()));
+                }
+                (
+                    output,
+                    outcome.exit_code,
+                    outcome.timed_out,
+                    outcome.duration.as_secs_f64(),
+                )
+            }
+            Err(error) => (format!("{error}\n"), None, false, 0.0),
+        };
+        let log = dir.write_log(&command.name, &output)?;
+        let result = CmdResult {
+            command: command.argv.clone(),
+            exit_code,
+            timed_out,
+            stdout_trunc: excerpt(&output),
+            stderr_trunc: String::new(),
+            stdout_path: log.clone(),
+            stderr_path: log,
+            duration_seconds: seconds,
+        };
+        Ok((result, output))
+    }
+
+    fn brief(
+        &self,
+        stage: FailureStage,
+        code: FailureCode,
+        command: Option<String>,
+        exit_code: Option<i32>,
+        detail: &str,
+    ) -> FailureBrief {
+        FailureBrief {
+            stage,
+            code,
+            command,
+            exit_code,
+            primary_error_excerpt: excerpt(detail),
+            constraints_reminder: format!(
+                "write only {}; give each write the base_sha256 listed for it; answer with the JSON object only",
+                self.order.allowed_files.join(", ")
+            ),
+        }
+    }
+}
+
+/// The end of `text`, where errors usually are, cut to `EXCERPT_BYTES` on a line boundary.
+fn excerpt(text: &str) -> String {
+    if text.len() <= EXCERPT_BYTES {
+        return text.to_string();
+    }
+    let mut start = text.len() - EXCERPT_BYTES;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = &text[start..];
+    let tail = tail.find('\n').map_or(tail, |at| &tail[at + 1..]);
+    format!(
+        "[... {} earlier bytes in the full log ...]\n{tail}",
+        text.len() - tail.len()
+    )
+}
+
+fn quote_list(paths: &[&String]) -> String {
+    paths
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// sha256 over `path NUL sha256(content) LF` for every file of the work tree that git would
+/// see (ignored files and `.git/` left out), in path order: the same tree gives the same hash.
+pub fn tree_hash(root: &Path) -> std::io::Result<String> {
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .require_git(false)
+        .parents(false)
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .sort_by_file_path(|a, b| a.cmp(b))
+        .build();
+    let mut hasher = Sha256::new();
+    for entry in walker {
+        let entry = entry.map_err(std::io::Error::other)?;
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let relative = entry.path().strip_prefix(root).unwrap_or(entry.path());
+        let content = std::fs::read(entry.path())?;
+        hasher.update(relative.to_string_lossy().as_bytes());
+        hasher.update([0]);
+        hasher.update(hex::encode(Sha256::digest(&content)).as_bytes());
+        hasher.update(b"\n");
+    }
+    Ok(hex::encode(hasher.finalize()))
+}

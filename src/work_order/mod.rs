@@ -1,0 +1,9 @@
+//! `autofix run`: the work-order harness of work-order-harness.md — strict JSON writes within
+//! `allowed_files`, precondition hashes, verification and acceptance, rollback, artifacts.
+
+mod artifacts;
+mod harness;
+mod prompt;
+pub mod schema;
+
+pub use harness::{NamedCommand, RunOptions, RunOutcome, run, tree_hash};
