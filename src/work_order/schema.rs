@@ -292,6 +292,12 @@ mod tests {
     }
 
     #[test]
+    fn the_example_work_order_in_the_readme_is_valid() {
+        let valid = WorkOrder::parse(include_str!("../../examples/work_order.json")).unwrap();
+        assert_eq!(valid.acceptance_argv[0], ["cargo", "test", "--quiet"]);
+    }
+
+    #[test]
     fn unknown_fields_and_bad_json_are_refused() {
         let mut json = base();
         json["validation_commands"] = serde_json::json!(["rm -rf /"]);
