@@ -1,6 +1,8 @@
 //! Service configuration: `config/default.toml` holds every key with its default, and any key
 //! can be overridden by `AUTOFIX__SECTION__KEY`; the result is one typed, checked struct.
 
+pub mod repo;
+
 use std::time::Duration;
 
 use secrecy::SecretString;

@@ -1,0 +1,119 @@
+//! Reading the instruction files a repository gives the model (AGENTS.md and the like):
+//! confined to the checkout, never a denied path, and cut to one shared size cap.
+
+use std::io::Read;
+
+use crate::edits::paths::{ProjectRoot, ProtectedPaths};
+
+/// The instruction files found, in the configured order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Instructions {
+    pub files: Vec<InstructionFile>,
+    /// Files that exist but were not given to the model, and why (for the job's log).
+    pub skipped: Vec<SkippedInstruction>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstructionFile {
+    /// Relative to the repository root, as configured.
+    pub path: String,
+    pub text: String,
+    /// Whether the size cap cut the file short.
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedInstruction {
+    pub path: String,
+    pub reason: String,
+}
+
+/// Reads `files` in order, giving each what is left of `max_bytes`. Missing files are simply
+/// absent; files that cannot be used are listed in `skipped`.
+pub(super) fn read(
+    root: &ProjectRoot,
+    protected: &ProtectedPaths,
+    files: &[String],
+    max_bytes: usize,
+) -> Instructions {
+    let mut found = Instructions::default();
+    let mut left = max_bytes;
+    for path in files {
+        let skip = |reason: String| SkippedInstruction {
+            path: path.clone(),
+            reason,
+        };
+        match read_one(root, protected, path, left) {
+            Ok(None) => {}
+            Ok(Some(file)) => {
+                left -= file.text.len();
+                found.files.push(file);
+            }
+            Err(reason) => found.skipped.push(skip(reason)),
+        }
+    }
+    found
+}
+
+fn read_one(
+    root: &ProjectRoot,
+    protected: &ProtectedPaths,
+    path: &str,
+    left: usize,
+) -> Result<Option<InstructionFile>, String> {
+    let confined = root.confine(path).map_err(|refusal| refusal.to_string())?;
+    let metadata = match std::fs::metadata(&confined.absolute) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(format!("cannot be read: {error}")),
+    };
+    if !metadata.is_file() {
+        return Err("is not a regular file".into());
+    }
+    let resolved = root.resolved_relative(&confined);
+    if let Some(rule) = protected
+        .rule_for(&confined.relative, false)
+        .or_else(|| protected.rule_for(&resolved, false))
+    {
+        return Err(format!("is a denied path (rule `{rule}`)"));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(&confined.absolute)
+        .and_then(|file| file.take(left as u64 + 1).read_to_end(&mut bytes))
+        .map_err(|error| format!("cannot be read: {error}"))?;
+    let truncated = bytes.len() > left;
+    bytes.truncate(left);
+    let mut text = decode_prefix(bytes, truncated)?;
+    if truncated {
+        text = whole_lines(text);
+    }
+    if text.is_empty() && truncated {
+        return Err(format!(
+            "not even its first line fits in what is left of instructions.max_bytes ({left} bytes)"
+        ));
+    }
+    Ok(Some(InstructionFile {
+        path: path.to_string(),
+        text,
+        truncated,
+    }))
+}
+
+/// The text, allowing a character cut in two at the end when the file was cut short.
+fn decode_prefix(mut bytes: Vec<u8>, truncated: bool) -> Result<String, String> {
+    match std::str::from_utf8(&bytes) {
+        Ok(_) => {}
+        Err(error) if truncated && error.error_len().is_none() => {
+            bytes.truncate(error.valid_up_to());
+        }
+        Err(_) => return Err("is not UTF-8".into()),
+    }
+    Ok(String::from_utf8(bytes).expect("checked above"))
+}
+
+/// A cut file ends at its last complete line; with none, nothing is left.
+fn whole_lines(mut text: String) -> String {
+    let end = text.rfind('\n').map_or(0, |newline| newline + 1);
+    text.truncate(end);
+    text
+}
