@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use autofix::commands::apply::{self, ApplyCommandError, ApplyRequest};
 use autofix::config::ServiceConfig;
+use autofix::config::repo::RepoConfig;
 use autofix::edits::EditFormat;
 use autofix::failure::FailureCode;
 use autofix::work_order::RunOptions;
@@ -82,6 +83,9 @@ enum ConfigAction {
         /// A TOML file laid over the defaults.
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Also check this repository's `.autofix.toml`.
+        #[arg(long)]
+        repo: Option<PathBuf>,
     },
 }
 
@@ -95,8 +99,8 @@ fn main() -> ExitCode {
             check,
         } => apply_command(format, dir, protect, check),
         Command::Config {
-            action: ConfigAction::Check { config },
-        } => config_check(config),
+            action: ConfigAction::Check { config, repo },
+        } => config_check(config, repo),
         Command::Run {
             repo,
             work_order,
@@ -117,8 +121,7 @@ fn main() -> ExitCode {
                 llm_temperature,
                 command_timeout: Duration::from_secs(timeout_seconds),
                 output_limit: 0,
-                verify: Vec::new(),
-                denied_paths: Vec::new(),
+                default_validate_timeout: Duration::ZERO,
             };
             run_command(options, config)
         }
@@ -153,6 +156,7 @@ fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCod
     provider_config.model = options.llm_model.clone();
     options.llm_provider = provider_config.kind.to_string();
     options.output_limit = config.exec.output_limit_bytes;
+    options.default_validate_timeout = Duration::from_secs(config.exec.default_timeout_secs);
     let provider = match autofix::llm::provider(provider_config) {
         Ok(provider) => provider,
         Err(err) => {
@@ -194,24 +198,8 @@ fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCod
     }
 }
 
-fn config_check(file: Option<PathBuf>) -> ExitCode {
-    let text = match &file {
-        None => None,
-        Some(path) => match std::fs::read_to_string(path) {
-            Ok(text) => Some((path.display().to_string(), text)),
-            Err(err) => {
-                eprintln!(
-                    "autofix config check: cannot read {}: {err}",
-                    path.display()
-                );
-                return ExitCode::from(2);
-            }
-        },
-    };
-    let file = text
-        .as_ref()
-        .map(|(name, text)| (name.as_str(), text.as_str()));
-    match ServiceConfig::load(file, std::env::vars()) {
+fn config_check(file: Option<PathBuf>, repo: Option<PathBuf>) -> ExitCode {
+    match load_service_config(file.as_ref()) {
         Ok(config) => {
             let llm = &config.llm;
             let key = if llm.api_key.expose_secret().is_empty() {
@@ -221,15 +209,30 @@ fn config_check(file: Option<PathBuf>) -> ExitCode {
             };
             println!("configuration is valid");
             println!(
-                "llm: {:?} {} at {} (api key {key})",
+                "llm: {} {} at {} (api key {key})",
                 llm.provider, llm.model, llm.base_url
             );
             println!("workdir: {}", config.workdir);
+        }
+        Err(err) => {
+            eprintln!("autofix config check: {err}");
+            return ExitCode::from(FailureCode::InvalidInput.exit_status());
+        }
+    }
+    let Some(repo) = repo else {
+        return ExitCode::SUCCESS;
+    };
+    match RepoConfig::load(&repo) {
+        Ok(loaded) => {
+            match (&loaded.source, loaded.defaults_note()) {
+                (Some(source), _) => println!("{}: valid", source.display()),
+                (None, note) => println!("{}", note.unwrap_or_default()),
+            }
             ExitCode::SUCCESS
         }
         Err(err) => {
             eprintln!("autofix config check: {err}");
-            ExitCode::from(2)
+            ExitCode::from(FailureCode::InvalidInput.exit_status())
         }
     }
 }

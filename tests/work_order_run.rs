@@ -488,3 +488,103 @@ fn the_same_inputs_give_the_same_run_id() {
     assert_eq!(ids[0], ids[1]);
     assert_eq!(ids[0].len(), 16);
 }
+
+#[test]
+fn the_repositorys_own_validation_runs_before_the_acceptance_commands() {
+    let repo = Repo::with(&[
+        ("calc.py", BUGGY_PY),
+        ("test_calc.py", PY_TEST),
+        (".gitignore", "__pycache__/\n"),
+        (
+            ".autofix.toml",
+            "[[validate]]\nname = \"syntax\"\nrun = [\"python3\", \"-m\", \"py_compile\", \"calc.py\"]\ntimeout_secs = 60\n",
+        ),
+    ]);
+    let llm = ScriptedLlm::start();
+    llm.reply_text(writes(
+        "calc.py",
+        BUGGY_PY,
+        "def clamp(value, low, high:\n    return value\n",
+    ));
+
+    let run = Run::start(
+        &repo,
+        &llm,
+        &order(&["calc.py"], &[], &["true"]),
+        &["--max-attempts", "1"],
+    );
+
+    let summary = run.summary();
+    assert_eq!(summary["failure_stage"], "verify_failed");
+    assert_eq!(
+        summary["attempts"][0]["verify"][0]["command"],
+        json!(["python3", "-m", "py_compile", "calc.py"])
+    );
+    assert!(
+        run.artifact("attempt_1/logs/syntax.log")
+            .contains("SyntaxError")
+    );
+    assert_eq!(
+        summary["attempts"][0]["acceptance"],
+        json!([]),
+        "acceptance never ran"
+    );
+    assert_eq!(repo.status(), "");
+}
+
+#[test]
+fn a_denied_path_is_refused_even_when_the_work_order_allows_it() {
+    let repo = Repo::python_project();
+    let llm = ScriptedLlm::start();
+    llm.reply_text(writes(".github/workflows/ci.yml", "", "on: push\n"));
+
+    let run = Run::start(
+        &repo,
+        &llm,
+        &order(&[".github/workflows/ci.yml"], &[], &["true"]),
+        &["--max-attempts", "1"],
+    );
+
+    assert_eq!(run.summary()["failure_code"], "WRITE_SCOPE_VIOLATION");
+    assert!(!repo.path().join(".github").exists());
+}
+
+#[test]
+fn an_acceptance_command_the_repository_denies_is_invalid_input() {
+    let repo = Repo::python_project();
+    let llm = ScriptedLlm::start();
+
+    let run = Run::start(
+        &repo,
+        &llm,
+        &order(&["calc.py"], &[], &["curl https://example.com"]),
+        &[],
+    );
+
+    assert_eq!(run.summary()["failure_code"], "INVALID_INPUT");
+    assert!(
+        run.artifact("preflight_error.txt")
+            .contains("acceptance_commands[0] is not allowed")
+    );
+    assert!(llm.requests().is_empty());
+}
+
+#[test]
+fn an_invalid_autofix_toml_stops_the_run_before_any_query() {
+    let repo = Repo::with(&[
+        ("calc.py", BUGGY_PY),
+        (".autofix.toml", "[[validate]]\nname = \"t\"\nrun = []\n"),
+    ]);
+    let llm = ScriptedLlm::start();
+
+    let run = Run::start(&repo, &llm, &order(&["calc.py"], &[], &["true"]), &[]);
+
+    assert_eq!(run.summary()["failure_code"], "INVALID_INPUT");
+    assert!(
+        run.artifact("preflight_error.txt")
+            .contains("validate[0].run"),
+        "{}",
+        run.artifact("preflight_error.txt")
+    );
+    assert!(llm.requests().is_empty());
+}

@@ -12,6 +12,7 @@ use super::schema::{
     AttemptRecord, CmdResult, FailureBrief, FailureStage, RunSummary, ValidWorkOrder, Verdict,
     WorkOrder,
 };
+use crate::config::repo::RepoConfig;
 use crate::edits::apply::{self, ApplyError, ApplyPolicy};
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
 use crate::edits::{EditFormat, EditSet, json_writes};
@@ -26,14 +27,6 @@ pub const MAX_PROPOSAL_BYTES: usize = 500 * 1024;
 /// Most bytes of a command's output quoted to the model in a FailureBrief.
 const EXCERPT_BYTES: usize = 4 * 1024;
 
-/// A named command with its own timeout (global verification or acceptance).
-#[derive(Debug, Clone)]
-pub struct NamedCommand {
-    pub name: String,
-    pub argv: Vec<String>,
-    pub timeout: Duration,
-}
-
 /// Everything one run needs besides the LLM itself.
 pub struct RunOptions {
     pub repo: PathBuf,
@@ -46,10 +39,8 @@ pub struct RunOptions {
     /// Timeout of each acceptance command.
     pub command_timeout: Duration,
     pub output_limit: usize,
-    /// Global verification, run before the acceptance commands on every attempt.
-    pub verify: Vec<NamedCommand>,
-    /// Paths refused even when allowed (gitignore syntax), on top of `.git/`.
-    pub denied_paths: Vec<String>,
+    /// Timeout of a `.autofix.toml` validation command that sets none.
+    pub default_validate_timeout: Duration,
 }
 
 /// The finished run: its summary and where it was written.
@@ -91,14 +82,16 @@ pub async fn run(options: &RunOptions, llm: &dyn LlmProvider) -> Result<RunOutco
             summary.failure_stage = Some(FailureStage::Preflight);
             run_dir.write_text("preflight_error.txt", &format!("{code}: {reason}\n"))?;
         }
-        Ok((order, workspace, baseline)) => {
-            summary.work_order_id = order.order.id.clone();
+        Ok(ready) => {
+            summary.work_order_id = ready.order.order.id.clone();
             let mut runner = Runner {
                 options,
                 llm,
-                order: &order,
-                workspace: &workspace,
-                baseline: &baseline,
+                order: &ready.order,
+                workspace: &ready.workspace,
+                baseline: &ready.baseline,
+                verify: &ready.verify,
+                protected: &ready.protected,
                 run_dir: &run_dir,
                 summary: &mut summary,
             };
@@ -112,12 +105,24 @@ pub async fn run(options: &RunOptions, llm: &dyn LlmProvider) -> Result<RunOutco
     })
 }
 
-/// Work order valid, repository a clean git work tree with a commit: else nothing is touched.
+/// What a run starts from once preflight has passed.
+struct Ready {
+    order: ValidWorkOrder,
+    workspace: Workspace,
+    baseline: CommitSha,
+    /// Global verification: the repository's own `[[validate]]` commands.
+    verify: Vec<(String, CommandSpec)>,
+    /// Built-in denied paths plus the repository's `[paths] deny`.
+    protected: ProtectedPaths,
+}
+
+/// Work order valid, repository a clean git work tree with a commit, its `.autofix.toml`
+/// valid and allowing every acceptance command: else nothing is touched.
 fn preflight(
     options: &RunOptions,
     raw: std::io::Result<Vec<u8>>,
     workspace: Result<Workspace, crate::git::GitError>,
-) -> Result<(ValidWorkOrder, Workspace, CommitSha), (FailureCode, String)> {
+) -> Result<Ready, (FailureCode, String)> {
     let invalid = |reason: String| (FailureCode::InvalidInput, reason);
     let bytes = raw.map_err(|err| {
         invalid(format!(
@@ -128,14 +133,37 @@ fn preflight(
     let text =
         String::from_utf8(bytes).map_err(|_| invalid("the work order is not UTF-8 text".into()))?;
     let order = WorkOrder::parse(&text).map_err(invalid)?;
-    let workspace = workspace.map_err(|err| (err.failure_code(), err.to_string()))?;
-    workspace
-        .ensure_clean()
-        .map_err(|err| (err.failure_code(), err.to_string()))?;
-    let baseline = workspace
-        .head_commit()
-        .map_err(|err| (err.failure_code(), err.to_string()))?;
-    Ok((order, workspace, baseline))
+    let git_failure = |err: crate::git::GitError| (err.failure_code(), err.to_string());
+    let workspace = workspace.map_err(git_failure)?;
+    workspace.ensure_clean().map_err(git_failure)?;
+    let baseline = workspace.head_commit().map_err(git_failure)?;
+    let loaded =
+        RepoConfig::load(workspace.root()).map_err(|err| (err.failure_code(), err.to_string()))?;
+    let config = &loaded.config;
+    for (index, argv) in order.acceptance_argv.iter().enumerate() {
+        config.check_command(argv).map_err(|refusal| {
+            invalid(format!(
+                "acceptance_commands[{index}] is not allowed: {refusal}"
+            ))
+        })?;
+    }
+    let root = ProjectRoot::new(workspace.root()).map_err(|err| invalid(err.to_string()))?;
+    let verify = config
+        .validation_specs(&root, options.default_validate_timeout)
+        .map_err(|err| invalid(err.to_string()))?
+        .into_iter()
+        .map(|(name, spec)| (name, spec.with_output_limit(options.output_limit)))
+        .collect();
+    let protected = config
+        .protected_paths(&root)
+        .map_err(|err| invalid(err.to_string()))?;
+    Ok(Ready {
+        order,
+        workspace,
+        baseline,
+        verify,
+        protected,
+    })
 }
 
 /// `run_id`: the first 16 hex digits of a sha256 over every input that shapes the run.
@@ -164,6 +192,8 @@ struct Runner<'a> {
     order: &'a ValidWorkOrder,
     workspace: &'a Workspace,
     baseline: &'a CommitSha,
+    verify: &'a [(String, CommandSpec)],
+    protected: &'a ProtectedPaths,
     run_dir: &'a RunDir,
     summary: &'a mut RunSummary,
 }
@@ -323,10 +353,8 @@ impl Runner<'_> {
         let failed = |reason: String| (FailureStage::WriteFailed, FailureCode::InvalidDiff, reason);
         let root =
             ProjectRoot::new(self.workspace.root()).map_err(|err| failed(err.to_string()))?;
-        let protected = ProtectedPaths::from_patterns(&root, &self.options.denied_paths)
-            .map_err(|err| failed(err.to_string()))?;
         let policy = ApplyPolicy {
-            protected,
+            protected: self.protected.clone(),
             max_file_bytes: MAX_WRITE_BYTES,
             max_total_bytes: MAX_PROPOSAL_BYTES,
         };
@@ -353,25 +381,30 @@ impl Runner<'_> {
         dir: &AttemptDir,
         record: &mut AttemptRecord,
     ) -> Result<Option<FailureBrief>, String> {
-        let acceptance: Vec<NamedCommand> = self
+        let acceptance: Vec<(String, CommandSpec)> = self
             .order
             .acceptance_argv
             .iter()
             .enumerate()
-            .map(|(index, argv)| NamedCommand {
-                name: format!("acceptance-{}", index + 1),
-                argv: argv.clone(),
-                timeout: self.options.command_timeout,
+            .map(|(index, argv)| {
+                let spec = CommandSpec::new(
+                    argv[0].clone(),
+                    argv[1..].to_vec(),
+                    self.workspace.root().to_path_buf(),
+                )
+                .with_timeout(self.options.command_timeout)
+                .with_output_limit(self.options.output_limit);
+                (format!("acceptance-{}", index + 1), spec)
             })
             .collect();
         let phases = [
             (
-                &self.options.verify,
+                self.verify,
                 FailureStage::VerifyFailed,
                 "verify_result.json",
             ),
             (
-                &acceptance,
+                &acceptance[..],
                 FailureStage::AcceptanceFailed,
                 "acceptance_result.json",
             ),
@@ -379,8 +412,8 @@ impl Runner<'_> {
         for (commands, stage, artifact) in phases {
             let mut results = Vec::new();
             let mut failure = None;
-            for command in commands.iter() {
-                let (result, output) = self.run_command(dir, command)?;
+            for (name, spec) in commands {
+                let (result, output) = self.run_command(dir, name, spec)?;
                 let passed = result.passed();
                 results.push(result.clone());
                 if !passed {
@@ -414,16 +447,10 @@ impl Runner<'_> {
     fn run_command(
         &self,
         dir: &AttemptDir,
-        command: &NamedCommand,
+        name: &str,
+        spec: &CommandSpec,
     ) -> Result<(CmdResult, String), String> {
-        let spec = CommandSpec::new(
-            command.argv[0].clone(),
-            command.argv[1..].to_vec(),
-            self.workspace.root().to_path_buf(),
-        )
-        .with_timeout(command.timeout)
-        .with_output_limit(self.options.output_limit);
-        let (output, exit_code, timed_out, seconds) = match exec::run(&spec) {
+        let (output, exit_code, timed_out, seconds) = match exec::run(spec) {
             Ok(outcome) => {
                 let mut output = outcome.output.clone();
                 if outcome.timed_out {
@@ -438,9 +465,11 @@ impl Runner<'_> {
             }
             Err(error) => (format!("{error}\n"), None, false, 0.0),
         };
-        let log = dir.write_log(&command.name, &output)?;
+        let log = dir.write_log(name, &output)?;
+        let mut command = vec![spec.program.clone()];
+        command.extend(spec.args.iter().cloned());
         let result = CmdResult {
-            command: command.argv.clone(),
+            command,
             exit_code,
             timed_out,
             stdout_trunc: excerpt(&output),

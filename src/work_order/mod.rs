@@ -6,4 +6,4 @@ mod harness;
 mod prompt;
 pub mod schema;
 
-pub use harness::{NamedCommand, RunOptions, RunOutcome, run, tree_hash};
+pub use harness::{RunOptions, RunOutcome, run, tree_hash};
