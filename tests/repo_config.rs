@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use autofix::config::repo::{
-    CommandRefusal, CommitType, LoadedRepoConfig, RepoConfig, RepoConfigError, ValidateStep,
+    CommandRefusal, LoadedRepoConfig, RepoConfig, RepoConfigError, ValidateStep,
 };
 use autofix::edits::paths::{PathRefusal, ProjectRoot};
+use autofix::git::CommitKind;
 use tempfile::TempDir;
 
 const EXAMPLE: &str = include_str!("../examples/autofix.toml");
@@ -117,9 +118,9 @@ fn the_example_means_what_its_comments_say() {
         example.validate[1].timeout(),
         Some(Duration::from_secs(1800))
     );
-    assert_eq!(example.commit_type_for(&["Type: Bug"]), CommitType::Fix);
+    assert_eq!(example.commit_type_for(&["Type: Bug"]), CommitKind::Fix);
     assert_eq!(
-        example.branch_name(CommitType::Docs, 42, "fix-typo"),
+        example.branch_name(CommitKind::Docs, 42, "fix-typo"),
         "autofix/docs/42-fix-typo"
     );
     assert_eq!(
@@ -148,7 +149,7 @@ fn the_defaults_are_what_the_readme_promises() {
         ]
     );
     assert_eq!(
-        defaults.branch_name(CommitType::Fix, 42, "handle-null-values"),
+        defaults.branch_name(CommitKind::Fix, 42, "handle-null-values"),
         "fix/42-handle-null-values"
     );
     assert_eq!(parsed(""), defaults, "an empty file means the defaults");
@@ -743,24 +744,24 @@ fn a_step_directory_that_is_a_symlink_out_of_the_checkout_is_refused_when_run() 
 #[test]
 fn issue_labels_choose_the_commit_type_by_precedence() {
     let defaults = RepoConfig::default();
-    assert_eq!(defaults.commit_type_for(&["question"]), CommitType::Fix);
+    assert_eq!(defaults.commit_type_for(&["question"]), CommitKind::Fix);
     assert_eq!(
         defaults.commit_type_for(&["Documentation"]),
-        CommitType::Docs
+        CommitKind::Docs
     );
     assert_eq!(
         defaults.commit_type_for(&["documentation", "enhancement"]),
-        CommitType::Feat
+        CommitKind::Feat
     );
     assert_eq!(
         defaults.commit_type_for(&["documentation", "bug"]),
-        CommitType::Fix
+        CommitKind::Fix
     );
     let chores =
         parsed("[commit]\ndefault_type = \"chore\"\n[commit.type_by_label]\ndocs = \"docs\"\n");
     assert_eq!(
         chores.commit_type_for(&["bug"]),
-        CommitType::Chore,
+        CommitKind::Chore,
         "the table replaces the defaults"
     );
 }

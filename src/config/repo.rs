@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::edits::paths::{PathRefusal, PatternError, ProjectRoot, ProtectedPaths};
 use crate::exec::CommandSpec;
 use crate::failure::FailureCode;
+use crate::git::CommitKind;
 
 /// Paths no edit may touch in any repository, whatever `[paths] deny` says (gitignore syntax):
 /// CI definitions (they run with the repository's secrets), files that hold keys or
@@ -149,11 +150,11 @@ pub struct BranchSection {
 #[serde(deny_unknown_fields, default)]
 pub struct CommitSection {
     /// The type when no issue label maps to one.
-    pub default_type: CommitType,
+    pub default_type: CommitKind,
     /// The scope when the change suggests none (`[a-z-]+`).
     pub default_scope: String,
     /// Issue label (compared without regard to case) → commit type. Replaces the defaults.
-    pub type_by_label: BTreeMap<String, CommitType>,
+    pub type_by_label: BTreeMap<String, CommitKind>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,44 +194,6 @@ pub struct CommandsSection {
     pub deny: Vec<String>,
 }
 
-/// The commit types the commit-message rule allows. Declared in order of precedence: when an
-/// issue's labels map to several types, the first one here wins.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CommitType {
-    Fix,
-    Feat,
-    Refactor,
-    Docs,
-    Chore,
-}
-
-impl CommitType {
-    pub const ALL: [CommitType; 5] = [
-        CommitType::Fix,
-        CommitType::Feat,
-        CommitType::Refactor,
-        CommitType::Docs,
-        CommitType::Chore,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CommitType::Fix => "fix",
-            CommitType::Feat => "feat",
-            CommitType::Refactor => "refactor",
-            CommitType::Docs => "docs",
-            CommitType::Chore => "chore",
-        }
-    }
-}
-
-impl fmt::Display for CommitType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 impl Default for RepairSection {
     fn default() -> Self {
         RepairSection { max_attempts: 3 }
@@ -258,18 +221,18 @@ impl Default for BranchSection {
 impl Default for CommitSection {
     fn default() -> Self {
         let type_by_label = [
-            ("bug", CommitType::Fix),
-            ("enhancement", CommitType::Feat),
-            ("feature", CommitType::Feat),
-            ("documentation", CommitType::Docs),
-            ("refactor", CommitType::Refactor),
-            ("chore", CommitType::Chore),
+            ("bug", CommitKind::Fix),
+            ("enhancement", CommitKind::Feat),
+            ("feature", CommitKind::Feat),
+            ("documentation", CommitKind::Docs),
+            ("refactor", CommitKind::Refactor),
+            ("chore", CommitKind::Chore),
         ]
         .into_iter()
         .map(|(label, kind)| (label.to_string(), kind))
         .collect();
         CommitSection {
-            default_type: CommitType::Fix,
+            default_type: CommitKind::Fix,
             default_scope: "repo".to_string(),
             type_by_label,
         }
@@ -503,7 +466,7 @@ impl RepoConfig {
 
     /// The commit type for an issue with these labels: the highest-precedence type any label
     /// maps to, else `commit.default_type`.
-    pub fn commit_type_for<S: AsRef<str>>(&self, labels: &[S]) -> CommitType {
+    pub fn commit_type_for<S: AsRef<str>>(&self, labels: &[S]) -> CommitKind {
         labels
             .iter()
             .filter_map(|label| {
@@ -519,7 +482,7 @@ impl RepoConfig {
     }
 
     /// The branch name from `branch.template`. `slug` must already be sanitised.
-    pub fn branch_name(&self, kind: CommitType, number: u64, slug: &str) -> String {
+    pub fn branch_name(&self, kind: CommitKind, number: u64, slug: &str) -> String {
         render_branch(&self.branch.template, kind, number, slug)
     }
 
@@ -596,7 +559,7 @@ impl ValidateStep {
     }
 }
 
-fn render_branch(template: &str, kind: CommitType, number: u64, slug: &str) -> String {
+fn render_branch(template: &str, kind: CommitKind, number: u64, slug: &str) -> String {
     template
         .replace("{type}", kind.as_str())
         .replace("{number}", &number.to_string())

@@ -23,22 +23,26 @@ const SUMMARY_MAX_CHARS: usize = 100;
 pub const JOB_TRAILER: &str = "Autofix-Job";
 
 /// The conventional-commit types autofix writes; also the `{type}` of branch templates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Declared in order of precedence: when an issue's labels map to several, the first wins.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum CommitKind {
     Fix,
     Feat,
+    Refactor,
     Docs,
     Chore,
-    Refactor,
 }
 
 impl CommitKind {
     pub const ALL: [CommitKind; 5] = [
         CommitKind::Fix,
         CommitKind::Feat,
+        CommitKind::Refactor,
         CommitKind::Docs,
         CommitKind::Chore,
-        CommitKind::Refactor,
     ];
 
     pub fn as_str(self) -> &'static str {

@@ -7,9 +7,10 @@ use std::fmt;
 use ignore::gitignore::GitignoreBuilder;
 
 use super::commands::{self, CommandRefusal};
-use super::{BRANCH_PLACEHOLDERS, BUILTIN_DENIED_PATHS, CommitType, RepoConfig, render_branch};
+use super::{BRANCH_PLACEHOLDERS, BUILTIN_DENIED_PATHS, RepoConfig, render_branch};
 use crate::edits::paths::{PathRefusal, normalise};
 use crate::exec::looks_like_secret;
+use crate::git::CommitKind;
 
 /// Three hours: longer than any build a bot should wait for, short enough to catch a typo.
 pub(super) const MAX_TIMEOUT_SECS: u64 = 3 * 60 * 60;
@@ -423,7 +424,7 @@ fn check_template(template: &str) -> Result<(), String> {
             "`{template}` must contain {{number}}, so every issue gets a branch of its own"
         ));
     }
-    let sample = render_branch(template, CommitType::Fix, 42, "sample-slug");
+    let sample = render_branch(template, CommitKind::Fix, 42, "sample-slug");
     ref_format_problem(&sample).map_or(Ok(()), |problem| {
         Err(format!(
             "`{template}` makes branch names git refuses (`{sample}` {problem})"
