@@ -9,4 +9,5 @@ pub mod exec;
 pub mod failure;
 pub mod git;
 pub mod llm;
+pub mod pipeline;
 pub mod work_order;

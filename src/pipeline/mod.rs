@@ -1,0 +1,27 @@
+//! The bot's pipeline on a local repository (`autofix fix`): triage → plan → context → edit ⇄
+//! validate (repair) → audit → one commit on the feature branch. One file per stage.
+
+pub mod audit;
+pub mod context;
+pub mod issue;
+pub mod plan;
+pub mod prompts;
+pub mod test_report;
+pub mod triage;
+
+/// Why a model's answer for a stage could not be used: one line, naming the stage and field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{stage}: {message}")]
+pub struct StageOutputError {
+    pub stage: &'static str,
+    pub message: String,
+}
+
+impl StageOutputError {
+    pub fn new(stage: &'static str, message: impl Into<String>) -> Self {
+        StageOutputError {
+            stage,
+            message: message.into(),
+        }
+    }
+}
