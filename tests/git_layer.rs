@@ -1338,3 +1338,38 @@ fn every_error_maps_to_its_failure_code() {
     };
     assert_eq!(locked.failure_code(), FailureCode::GitConflict);
 }
+
+#[test]
+fn the_diff_from_the_baseline_shows_modified_deleted_and_new_files() {
+    let repo = Repo::new();
+    repo.write("src/lib.rs", "pub fn a() {}\n");
+    repo.commit_file(
+        "old.txt",
+        "gone soon\n",
+        "chore(repo): add a file to delete later",
+    );
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "chore(repo): add the library"]);
+    let ws = repo.workspace();
+    let base = ws.head_commit().unwrap();
+    repo.write("src/lib.rs", "pub fn a() {}\npub fn b() {}\n");
+    fs::remove_file(repo.path("old.txt")).unwrap();
+    repo.write("src/new.rs", "pub fn c() {}\n");
+    repo.write("target/junk", "ignored\n");
+
+    let diff = ws.diff_from(&base).unwrap();
+
+    assert!(
+        diff.contains("+++ b/src/lib.rs\n@@ -1 +1,2 @@\n pub fn a() {}\n+pub fn b() {}\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("--- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone soon\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+++ b/src/new.rs\n@@ -0,0 +1 @@\n+pub fn c() {}\n"),
+        "{diff}"
+    );
+    assert!(!diff.contains("junk"));
+}

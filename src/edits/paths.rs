@@ -164,6 +164,36 @@ fn to_slash_string(path: &Path) -> Option<String> {
     parts.map(|p| p.join("/"))
 }
 
+/// Every file of the project that git would see (ignored files and `.git/` left out), as
+/// normalised relative paths in sorted order. Symlinks are listed, not followed.
+pub fn project_files(root: &Path) -> std::io::Result<Vec<String>> {
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .require_git(false)
+        .parents(false)
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .sort_by_file_path(|a, b| a.cmp(b))
+        .build();
+    let mut files = Vec::new();
+    for entry in walker {
+        let entry = entry.map_err(std::io::Error::other)?;
+        if !entry
+            .file_type()
+            .is_some_and(|kind| kind.is_file() || kind.is_symlink())
+        {
+            continue;
+        }
+        let relative = entry.path().strip_prefix(root).unwrap_or(entry.path());
+        if let Some(path) = to_slash_string(relative) {
+            files.push(path);
+        }
+    }
+    Ok(files)
+}
+
 /// Turns a model-written path into `a/b/c` form or says why it cannot be one.
 pub fn normalise(requested: &str) -> Result<String, PathRefusal> {
     let trimmed = requested.trim();
@@ -441,6 +471,28 @@ mod tests {
             Err(PathRefusal::IsSymlink {
                 link: "passwd".into()
             })
+        );
+    }
+
+    #[test]
+    fn project_files_are_what_git_would_see_in_sorted_order() {
+        let (_dir, root) = project();
+        for (path, content) in [
+            ("b.rs", ""),
+            ("a/z.rs", ""),
+            (".gitignore", "/target\n*.log\n"),
+            ("target/out", ""),
+            ("debug.log", ""),
+            (".git/config", ""),
+            (".env.example", ""),
+        ] {
+            let full = root.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, content).unwrap();
+        }
+        assert_eq!(
+            project_files(root.path()).unwrap(),
+            [".env.example", ".gitignore", "a/z.rs", "b.rs"]
         );
     }
 

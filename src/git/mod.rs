@@ -4,6 +4,7 @@
 mod branch;
 mod branch_name;
 mod commit;
+mod diff;
 mod error;
 mod ids;
 mod message;

@@ -531,25 +531,15 @@ fn quote_list(paths: &[&String]) -> String {
 /// sha256 over `path NUL sha256(content) LF` for every file of the work tree that git would
 /// see (ignored files and `.git/` left out), in path order: the same tree gives the same hash.
 pub fn tree_hash(root: &Path) -> std::io::Result<String> {
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .parents(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .sort_by_file_path(|a, b| a.cmp(b))
-        .build();
     let mut hasher = Sha256::new();
-    for entry in walker {
-        let entry = entry.map_err(std::io::Error::other)?;
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let relative = entry.path().strip_prefix(root).unwrap_or(entry.path());
-        let content = std::fs::read(entry.path())?;
-        hasher.update(relative.to_string_lossy().as_bytes());
+    for path in crate::edits::paths::project_files(root)? {
+        let full = root.join(&path);
+        // A symlink is hashed as its target path, as git stores it; it is never followed.
+        let content = match std::fs::read_link(&full) {
+            Ok(target) => target.to_string_lossy().into_owned().into_bytes(),
+            Err(_) => std::fs::read(&full)?,
+        };
+        hasher.update(path.as_bytes());
         hasher.update([0]);
         hasher.update(hex::encode(Sha256::digest(&content)).as_bytes());
         hasher.update(b"\n");

@@ -1,0 +1,37 @@
+//! The change a job made, as a unified diff of the work tree (untracked files included,
+//! ignored files not) against a commit: what the reviewer reads and the PR will show.
+
+use git2::{DiffFormat, DiffOptions};
+
+use super::error::GitError;
+use super::{CommitSha, Workspace};
+
+impl Workspace {
+    /// `git diff <base>` of the work tree, with new untracked files shown in full.
+    pub fn diff_from(&self, base: &CommitSha) -> Result<String, GitError> {
+        let tree = self
+            .find_commit(base)?
+            .tree()
+            .map_err(GitError::git("read the base tree"))?;
+        let mut options = DiffOptions::new();
+        options
+            .include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .show_untracked_content(true)
+            .context_lines(3);
+        let diff = self
+            .repo
+            .diff_tree_to_workdir_with_index(Some(&tree), Some(&mut options))
+            .map_err(GitError::git("diff the work tree"))?;
+        let mut text = String::new();
+        diff.print(DiffFormat::Patch, |_delta, _hunk, line| {
+            if matches!(line.origin(), '+' | '-' | ' ') {
+                text.push(line.origin());
+            }
+            text.push_str(&String::from_utf8_lossy(line.content()));
+            true
+        })
+        .map_err(GitError::git("print the diff"))?;
+        Ok(text)
+    }
+}
