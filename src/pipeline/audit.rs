@@ -4,9 +4,19 @@
 use serde::{Deserialize, Serialize};
 
 use super::StageOutputError;
+use super::answer::{self, Fields};
 use super::issue::Issue;
 use super::plan::Plan;
-use super::test_report::TestReport;
+use super::prompts::{fenced, issue_section, plan_section};
+use super::test_report::{CommandReport, TestReport};
+
+const INTRO: &str = include_str!("prompts/audit.md");
+const ANSWER: &str = include_str!("prompts/audit_answer.md");
+
+const STAGE: &str = "audit";
+
+/// Failing test names shown per command; the rest are counted.
+const MAX_FAILURES_SHOWN: usize = 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -23,12 +33,305 @@ pub struct Review {
     pub nice_to_haves: Vec<String>,
 }
 
+impl Review {
+    /// Whether the change may be committed: the reviewer accepted it AND every validation
+    /// command passed. The model's word alone never outweighs a red report.
+    pub fn accepts(&self, report: &TestReport) -> bool {
+        self.decision == Decision::Accepted && report.passed()
+    }
+}
+
 /// The review prompt: the issue, the plan, the unified diff of the change, the test report.
-pub fn prompt(_issue: &Issue, _plan: &Plan, _diff: &str, _report: &TestReport) -> String {
-    String::new()
+pub fn prompt(issue: &Issue, plan: &Plan, diff: &str, report: &TestReport) -> String {
+    let mut prompt = String::from(INTRO);
+    prompt.push_str(&issue_section(issue));
+    prompt.push_str(&plan_section(plan));
+    prompt.push_str(&format!("\nCommit summary: {}\n", plan.commit_summary));
+    prompt.push_str(&report_section(report));
+    prompt.push_str("\n## The change\n");
+    if diff.trim().is_empty() {
+        prompt.push_str("(The diff is empty: nothing was changed.)\n");
+    } else {
+        prompt.push_str(&fenced("diff", diff));
+    }
+    prompt.push_str("\n## Answer\n");
+    prompt.push_str(ANSWER);
+    prompt
+}
+
+fn report_section(report: &TestReport) -> String {
+    let mut section = String::from("\n## Validation\n");
+    if report.commands.is_empty() {
+        section.push_str("(The repository configures no validation commands.)\n");
+        return section;
+    }
+    for command in &report.commands {
+        section.push_str(&describe_command(command));
+    }
+    if !report.passed() {
+        section.push_str("Validation FAILED: this change cannot be accepted.\n");
+    }
+    section
+}
+
+/// `- test (`cargo test`): passed; tests: 12 passed, 0 failed, 1 skipped`, then failing names.
+fn describe_command(command: &CommandReport) -> String {
+    let argv = shlex::try_join(command.command.iter().map(String::as_str))
+        .unwrap_or_else(|_| command.command.join(" "));
+    let verdict = if command.passed {
+        "passed".to_string()
+    } else if command.timed_out {
+        "FAILED (timed out)".to_string()
+    } else {
+        match command.exit_code {
+            Some(code) => format!("FAILED (exit code {code})"),
+            None => "FAILED".to_string(),
+        }
+    };
+    let mut line = format!("- {} (`{argv}`): {verdict}", command.name);
+    if let Some(tests) = &command.tests {
+        line.push_str(&format!(
+            "; tests: {} passed, {} failed, {} skipped",
+            tests.passed, tests.failed, tests.skipped
+        ));
+        if !tests.failures.is_empty() {
+            let shown: Vec<&str> = tests
+                .failures
+                .iter()
+                .take(MAX_FAILURES_SHOWN)
+                .map(String::as_str)
+                .collect();
+            line.push_str(&format!("\n  failing: {}", shown.join(", ")));
+            if tests.failures.len() > MAX_FAILURES_SHOWN {
+                line.push_str(&format!(
+                    " and {} more",
+                    tests.failures.len() - MAX_FAILURES_SHOWN
+                ));
+            }
+        }
+    }
+    line.push('\n');
+    line
 }
 
 /// Strictly parses the review; `rejected` without any must-fix item is invalid.
-pub fn parse(_text: &str) -> Result<Review, StageOutputError> {
-    Err(StageOutputError::new("audit", "not supported yet"))
+///
+/// All four fields are required; `accepted` with must-fix items contradicts itself and is
+/// refused too. `decision` is read without regard to case.
+pub fn parse(text: &str) -> Result<Review, StageOutputError> {
+    let object = answer::object(STAGE, text)?;
+    let fields = Fields::new(STAGE, &object);
+    let decision = fields.one_of(
+        "decision",
+        &[
+            ("accepted", Decision::Accepted),
+            ("rejected", Decision::Rejected),
+        ],
+    )?;
+    let reasons = fields.texts("reasons")?;
+    let must_fixes = fields.texts("must_fixes")?;
+    let nice_to_haves = fields.texts("nice_to_haves")?;
+    match decision {
+        Decision::Rejected if must_fixes.is_empty() => {
+            return Err(fields.error(format!(
+                "{} must list at least one item when \"decision\" is \"rejected\"",
+                fields.name("must_fixes")
+            )));
+        }
+        Decision::Accepted if !must_fixes.is_empty() => {
+            return Err(fields.error(format!(
+                "{} must be empty when \"decision\" is \"accepted\"",
+                fields.name("must_fixes")
+            )));
+        }
+        _ => {}
+    }
+    Ok(Review {
+        decision,
+        reasons,
+        must_fixes,
+        nice_to_haves,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::test_report::TestCounts;
+
+    const ACCEPTED: &str = r#"{"decision": "accepted", "reasons": ["Resolves the issue."],
+        "must_fixes": [], "nice_to_haves": ["A doc comment would help."]}"#;
+    const REJECTED: &str = r#"{"decision": "rejected", "reasons": ["Still panics."],
+        "must_fixes": ["src/parser.rs: trim before the check"], "nice_to_haves": []}"#;
+
+    fn error(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    fn with(key: &str, value: Option<&str>) -> String {
+        let mut object: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(REJECTED).unwrap();
+        match value {
+            Some(value) => object.insert(key.into(), serde_json::from_str(value).unwrap()),
+            None => object.remove(key),
+        };
+        serde_json::Value::Object(object).to_string()
+    }
+
+    #[test]
+    fn an_acceptance_and_a_rejection_are_read_bare_or_in_a_fence() {
+        let accepted = parse(ACCEPTED).unwrap();
+        assert_eq!(accepted.decision, Decision::Accepted);
+        assert_eq!(accepted.nice_to_haves, ["A doc comment would help."]);
+        let rejected = parse(&format!("```json\n{REJECTED}\n```")).unwrap();
+        assert_eq!(
+            rejected,
+            Review {
+                decision: Decision::Rejected,
+                reasons: vec!["Still panics.".into()],
+                must_fixes: vec!["src/parser.rs: trim before the check".into()],
+                nice_to_haves: vec![],
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_tolerated_and_the_decision_is_read_in_any_case() {
+        let answer = with("score", Some("7")).replace("\"rejected\"", "\"REJECTED\"");
+        assert_eq!(parse(&answer).unwrap().decision, Decision::Rejected);
+    }
+
+    #[test]
+    fn chatter_and_invalid_json_are_refused() {
+        assert_eq!(
+            error(&format!("LGTM!\n{ACCEPTED}")),
+            "audit: the answer must be one JSON object and nothing else (one code fence \
+             allowed), but it starts with \"LGTM!\""
+        );
+        assert_eq!(
+            error(r#"{"decision": accepted}"#),
+            "audit: the answer is not valid JSON: expected value at line 1 column 14"
+        );
+    }
+
+    #[test]
+    fn each_missing_field_is_named() {
+        for key in ["decision", "reasons", "must_fixes", "nice_to_haves"] {
+            assert_eq!(
+                error(&with(key, None)),
+                format!("audit: \"{key}\" is missing")
+            );
+        }
+    }
+
+    #[test]
+    fn mistyped_fields_and_contradictions_are_refused() {
+        let cases = [
+            (
+                "decision",
+                "\"approved\"",
+                "\"decision\" must be one of accepted, rejected, not \"approved\"",
+            ),
+            (
+                "decision",
+                "true",
+                "\"decision\" must be one of accepted, rejected, not true",
+            ),
+            (
+                "reasons",
+                "\"fine\"",
+                "\"reasons\" must be a list of strings, not \"fine\"",
+            ),
+            (
+                "must_fixes",
+                "[\"\"]",
+                "\"must_fixes[0]\" must not be empty",
+            ),
+            (
+                "nice_to_haves",
+                "[null]",
+                "\"nice_to_haves[0]\" must be a string, not null",
+            ),
+            (
+                "must_fixes",
+                "[]",
+                "\"must_fixes\" must list at least one item when \"decision\" is \"rejected\"",
+            ),
+        ];
+        for (key, value, message) in cases {
+            assert_eq!(
+                error(&with(key, Some(value))),
+                format!("audit: {message}"),
+                "{key} = {value}"
+            );
+        }
+        let accepted_with_fixes = ACCEPTED.replace("\"must_fixes\": []", "\"must_fixes\": [\"x\"]");
+        assert_eq!(
+            error(&accepted_with_fixes),
+            "audit: \"must_fixes\" must be empty when \"decision\" is \"accepted\""
+        );
+    }
+
+    fn report(passed: bool) -> TestReport {
+        TestReport {
+            commands: vec![CommandReport {
+                name: "test".into(),
+                command: vec!["cargo".into(), "test".into()],
+                exit_code: Some(if passed { 0 } else { 101 }),
+                timed_out: false,
+                passed,
+                duration_ms: 1200,
+                parser: Some("cargo-test".into()),
+                tests: Some(TestCounts {
+                    passed: 3,
+                    failed: u64::from(!passed),
+                    skipped: 0,
+                    failures: if passed {
+                        vec![]
+                    } else {
+                        vec!["parse_empty".into()]
+                    },
+                }),
+            }],
+        }
+    }
+
+    #[test]
+    fn the_example_in_the_prompt_is_an_answer_we_accept() {
+        let example = super::ANSWER.lines().find(|l| l.starts_with('{')).unwrap();
+        assert_eq!(parse(example).unwrap().decision, Decision::Rejected);
+    }
+
+    #[test]
+    fn an_acceptance_does_not_outweigh_a_failed_validation() {
+        let accepted = parse(ACCEPTED).unwrap();
+        assert!(accepted.accepts(&report(true)));
+        assert!(!accepted.accepts(&report(false)));
+        assert!(!parse(REJECTED).unwrap().accepts(&report(true)));
+    }
+
+    #[test]
+    fn a_command_is_described_with_its_verdict_counts_and_failures() {
+        assert_eq!(
+            describe_command(&report(false).commands[0]),
+            "- test (`cargo test`): FAILED (exit code 101); tests: 3 passed, 1 failed, 0 skipped\n  failing: parse_empty\n"
+        );
+        let mut timed_out = report(false).commands[0].clone();
+        timed_out.timed_out = true;
+        timed_out.tests = None;
+        timed_out.command = vec!["sh".into(), "-c".into(), "sleep 9; echo hi".into()];
+        assert_eq!(
+            describe_command(&timed_out),
+            "- test (`sh -c 'sleep 9; echo hi'`): FAILED (timed out)\n"
+        );
+    }
+
+    #[test]
+    fn many_failing_tests_are_counted_past_the_first_twenty() {
+        let mut command = report(false).commands[0].clone();
+        command.tests.as_mut().unwrap().failures = (0..25).map(|i| format!("t{i}")).collect();
+        let line = describe_command(&command);
+        assert!(line.contains("t19 and 5 more\n"), "{line}");
+        assert!(!line.contains("t20"));
+    }
 }

@@ -2,6 +2,9 @@
 //! "labels"}`) or Markdown (first line the title, `# ` optional; the rest the body).
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::answer::{Fields, describe};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Issue {
@@ -13,7 +16,236 @@ pub struct Issue {
 
 impl Issue {
     /// Parses an issue file; the error is one line saying what is missing or malformed.
-    pub fn parse(_text: &str) -> Result<Issue, String> {
-        Err("issue files are not supported yet".into())
+    ///
+    /// A file whose first non-blank character is `{` is JSON: `title` (a non-empty string) is
+    /// required; `number` (a positive integer), `body` (a string) and `labels` (strings, or
+    /// objects with a `name` as the GitHub API returns them) are optional, `null` counting as
+    /// absent; other fields are ignored, so a GitHub issue can be saved and used as it is.
+    /// Anything else is Markdown or plain text: the first non-blank line, without its leading
+    /// `#`s, is the title and the rest is the body.
+    pub fn parse(text: &str) -> Result<Issue, String> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if text.trim().is_empty() {
+            return Err("issue: the file is empty; it needs at least a title line".into());
+        }
+        if text.trim_start().starts_with('{') {
+            parse_json(text)
+        } else {
+            parse_markdown(text)
+        }
+    }
+}
+
+fn parse_json(text: &str) -> Result<Issue, String> {
+    let value: Value = serde_json::from_str(text).map_err(|error| {
+        format!("issue: the file starts with `{{` but is not valid JSON: {error}")
+    })?;
+    let Value::Object(object) = &value else {
+        return Err("issue: the file must hold one JSON object".into());
+    };
+    let fields = Fields::new("issue", object);
+    let title = fields.text("title").map_err(|e| e.to_string())?;
+    let number = match fields.optional("number") {
+        None => None,
+        Some(value) => Some(value.as_u64().filter(|number| *number > 0).ok_or_else(|| {
+            format!(
+                "issue: \"number\" must be a positive integer, not {}",
+                describe(value)
+            )
+        })?),
+    };
+    let body = fields
+        .optional_string("body")
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
+    let labels = match fields.optional("labels") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| label_name(index, item))
+            .collect::<Result<_, _>>()?,
+        Some(other) => {
+            return Err(format!(
+                "issue: \"labels\" must be a list of strings, not {}",
+                describe(other)
+            ));
+        }
+    };
+    Ok(Issue {
+        number,
+        title,
+        // GitHub sends bodies with CRLF line ends; prompts and comments want one kind.
+        body: body.replace("\r\n", "\n").trim().to_string(),
+        labels,
+    })
+}
+
+/// A label as a string, or as the GitHub API's `{"name": …}` object.
+fn label_name(index: usize, item: &Value) -> Result<String, String> {
+    let name = match item {
+        Value::String(name) => Some(name.as_str()),
+        Value::Object(object) => object.get("name").and_then(Value::as_str),
+        _ => None,
+    };
+    match name.map(str::trim) {
+        Some(name) if !name.is_empty() => Ok(name.to_string()),
+        _ => Err(format!(
+            "issue: \"labels[{index}]\" must be a label name (a non-empty string), not {}",
+            describe(item)
+        )),
+    }
+}
+
+fn parse_markdown(text: &str) -> Result<Issue, String> {
+    let mut lines = text.lines();
+    let first = lines
+        .by_ref()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or_default();
+    let title = first.trim_start_matches('#').trim();
+    if title.is_empty() {
+        return Err(format!(
+            "issue: the first line {first:?} has no title text after its `#`s"
+        ));
+    }
+    let body = lines
+        .skip_while(|line| line.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    Ok(Issue {
+        number: None,
+        title: title.to_string(),
+        body: body.trim_end().to_string(),
+        labels: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_json_issue_with_every_field_is_read() {
+        let issue = Issue::parse(
+            r#"{"number": 42, "title": " Fix typo in README ", "body": "Line 15:\r\n'teh'\r\n",
+                "labels": ["bug", "docs"], "state": "open"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            issue,
+            Issue {
+                number: Some(42),
+                title: "Fix typo in README".into(),
+                body: "Line 15:\n'teh'".into(),
+                labels: vec!["bug".into(), "docs".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn a_json_issue_needs_only_a_title() {
+        let issue = Issue::parse(r#"{"title": "Crash on empty input", "body": null}"#).unwrap();
+        assert_eq!(issue.number, None);
+        assert_eq!(issue.body, "");
+        assert!(issue.labels.is_empty());
+    }
+
+    #[test]
+    fn labels_may_be_github_label_objects() {
+        let issue =
+            Issue::parse(r#"{"title": "t", "labels": [{"name": "bug", "color": "f29513"}]}"#)
+                .unwrap();
+        assert_eq!(issue.labels, ["bug"]);
+    }
+
+    #[test]
+    fn a_json_issue_without_a_usable_title_is_refused() {
+        assert_eq!(
+            Issue::parse(r#"{"number": 1}"#).unwrap_err(),
+            "issue: \"title\" is missing"
+        );
+        assert_eq!(
+            Issue::parse(r#"{"title": "  "}"#).unwrap_err(),
+            "issue: \"title\" must not be empty"
+        );
+        assert_eq!(
+            Issue::parse(r#"{"title": 7}"#).unwrap_err(),
+            "issue: \"title\" must be a string, not 7"
+        );
+    }
+
+    #[test]
+    fn a_number_that_is_not_a_positive_integer_is_refused() {
+        for (number, shown) in [
+            ("0", "0"),
+            ("-3", "-3"),
+            ("4.5", "4.5"),
+            ("\"42\"", "\"42\""),
+        ] {
+            assert_eq!(
+                Issue::parse(&format!(r#"{{"title": "t", "number": {number}}}"#)).unwrap_err(),
+                format!("issue: \"number\" must be a positive integer, not {shown}")
+            );
+        }
+    }
+
+    #[test]
+    fn labels_that_are_not_names_are_refused() {
+        assert_eq!(
+            Issue::parse(r#"{"title": "t", "labels": "bug"}"#).unwrap_err(),
+            "issue: \"labels\" must be a list of strings, not \"bug\""
+        );
+        assert_eq!(
+            Issue::parse(r#"{"title": "t", "labels": ["bug", 5]}"#).unwrap_err(),
+            "issue: \"labels[1]\" must be a label name (a non-empty string), not 5"
+        );
+    }
+
+    #[test]
+    fn a_body_that_is_not_a_string_is_refused() {
+        assert_eq!(
+            Issue::parse(r#"{"title": "t", "body": ["a"]}"#).unwrap_err(),
+            "issue: \"body\" must be a string, not [\"a\"]"
+        );
+    }
+
+    #[test]
+    fn broken_json_is_refused_with_the_parsers_position() {
+        assert_eq!(
+            Issue::parse("{\"title\": \"t\",}").unwrap_err(),
+            "issue: the file starts with `{` but is not valid JSON: trailing comma at line 1 column 15"
+        );
+    }
+
+    #[test]
+    fn a_markdown_issue_takes_its_first_line_as_the_title() {
+        let issue = Issue::parse(
+            "\n\n## Parser crashes on empty input\n\nRun `parse(\"\")`:\n\n    panic\n\n",
+        )
+        .unwrap();
+        assert_eq!(issue.title, "Parser crashes on empty input");
+        assert_eq!(issue.body, "Run `parse(\"\")`:\n\n    panic");
+        assert_eq!(issue.number, None);
+    }
+
+    #[test]
+    fn a_plain_text_issue_may_be_a_single_line() {
+        let issue = Issue::parse("\u{feff}Make the greeting friendlier").unwrap();
+        assert_eq!(issue.title, "Make the greeting friendlier");
+        assert_eq!(issue.body, "");
+    }
+
+    #[test]
+    fn an_empty_file_or_a_bare_heading_mark_is_refused() {
+        assert_eq!(
+            Issue::parse(" \n\t\n").unwrap_err(),
+            "issue: the file is empty; it needs at least a title line"
+        );
+        assert_eq!(
+            Issue::parse("###\nbody").unwrap_err(),
+            "issue: the first line \"###\" has no title text after its `#`s"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! The bot's pipeline on a local repository (`autofix fix`): triage → plan → context → edit ⇄
 //! validate (repair) → audit → one commit on the feature branch. One file per stage.
 
+mod answer;
 pub mod audit;
 pub mod context;
 pub mod issue;

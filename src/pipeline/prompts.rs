@@ -1,9 +1,17 @@
 //! The edit stage's prompt: issue, plan, context files with their hashes, the repository's
 //! instructions, and on repair rounds the validation failure or the reviewer's must-fix items.
+//! Also the sections every stage's prompt shares (the issue, the instructions, the file list).
 
 use super::context::Context;
 use super::issue::Issue;
-use super::plan::Plan;
+use super::plan::{FileChange, Operation, Plan};
+
+const EDIT_INTRO: &str = include_str!("prompts/edit.md");
+const SEARCH_REPLACE_CONTRACT: &str = include_str!("prompts/edit_search_replace.md");
+const UDIFF_CONTRACT: &str = include_str!("prompts/edit_udiff.md");
+
+/// The most repository paths a prompt lists; the rest are counted, not named.
+pub const MAX_LISTED_FILES: usize = 2_000;
 
 /// What the previous round is telling this one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,12 +32,402 @@ pub enum Feedback {
 
 /// The edit prompt; any of the four edit formats is accepted in the answer, the prompt asks
 /// for SEARCH/REPLACE blocks (or whole files for new ones).
+///
+/// SEARCH/REPLACE blocks cannot delete a file, so a plan with a DELETE asks for a unified
+/// diff instead (a deletion is then just its `--- a/x` / `+++ /dev/null` header); whole-file
+/// blocks could delete too, but would lose the part of a file the context budget cut off.
 pub fn edit_prompt(
-    _issue: &Issue,
-    _plan: &Plan,
-    _context: &Context,
-    _instructions: &str,
-    _feedback: Option<&Feedback>,
+    issue: &Issue,
+    plan: &Plan,
+    context: &Context,
+    instructions: &str,
+    feedback: Option<&Feedback>,
 ) -> String {
-    String::new()
+    let mut prompt = String::new();
+    prompt.push_str(EDIT_INTRO);
+    prompt.push_str(&issue_section(issue));
+    prompt.push_str(&plan_section(plan));
+    prompt.push_str(&instructions_section(instructions));
+    prompt.push_str(&context_section(context));
+    if let Some(feedback) = feedback {
+        prompt.push_str(&feedback_section(feedback));
+    }
+    prompt.push_str("\n## Answer format\n");
+    prompt.push_str(edit_contract(plan));
+    prompt.push_str(&format!(
+        "- Change only these files: {}.\n",
+        plan.file_changes
+            .iter()
+            .map(|change| format!("`{}`", change.path))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    prompt
+}
+
+fn edit_contract(plan: &Plan) -> &'static str {
+    let deletes = plan
+        .file_changes
+        .iter()
+        .any(|change| change.operation == Operation::Delete);
+    if deletes {
+        UDIFF_CONTRACT
+    } else {
+        SEARCH_REPLACE_CONTRACT
+    }
+}
+
+/// The issue: its number and title as a heading, its labels, its body in a fence so that
+/// Markdown headings inside it cannot pass for sections of the prompt.
+pub(super) fn issue_section(issue: &Issue) -> String {
+    let mut section = match issue.number {
+        Some(number) => format!("\n## Issue #{number}: {}\n", issue.title),
+        None => format!("\n## Issue: {}\n", issue.title),
+    };
+    if !issue.labels.is_empty() {
+        section.push_str(&format!("Labels: {}\n", issue.labels.join(", ")));
+    }
+    if issue.body.trim().is_empty() {
+        section.push_str("(The issue has no description beyond its title.)\n");
+    } else {
+        section.push_str(&fenced("", &issue.body));
+    }
+    section
+}
+
+/// The repository's instruction files (AGENTS.md and the like), when it has any.
+pub(super) fn instructions_section(instructions: &str) -> String {
+    if instructions.trim().is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n## Repository instructions\nThe maintainers' guidance for contributors; follow it \
+         where it applies.\n{}",
+        fenced("", instructions.trim_end())
+    )
+}
+
+/// The repository's files, one path a line, at most [`MAX_LISTED_FILES`] of them.
+pub(super) fn file_list_section(repo_files: &[String]) -> String {
+    let mut section = format!("\n## Repository files ({})\n", repo_files.len());
+    for path in repo_files.iter().take(MAX_LISTED_FILES) {
+        section.push_str(path);
+        section.push('\n');
+    }
+    if repo_files.len() > MAX_LISTED_FILES {
+        section.push_str(&format!(
+            "(and {} more files not listed)\n",
+            repo_files.len() - MAX_LISTED_FILES
+        ));
+    }
+    section
+}
+
+/// The plan: its steps, numbered, and the file changes it announced.
+pub(super) fn plan_section(plan: &Plan) -> String {
+    let mut section = String::from("\n## Plan\n");
+    for (index, step) in plan.plan_steps.iter().enumerate() {
+        section.push_str(&format!("{}. {step}\n", index + 1));
+    }
+    section.push_str("\nFiles to change:\n");
+    for change in &plan.file_changes {
+        section.push_str(&format!("- {}\n", describe_change(change)));
+    }
+    section
+}
+
+fn describe_change(change: &FileChange) -> String {
+    let operation = match change.operation {
+        Operation::Create => "CREATE",
+        Operation::Modify => "MODIFY",
+        Operation::Delete => "DELETE",
+    };
+    match change.line_range {
+        Some((start, end)) if start == end => format!("{operation} {} (line {start})", change.path),
+        Some((start, end)) => format!("{operation} {} (lines {start}-{end})", change.path),
+        None => format!("{operation} {}", change.path),
+    }
+}
+
+fn context_section(context: &Context) -> String {
+    let mut section = String::from("\n## Current files\n");
+    if context.files.is_empty() {
+        section.push_str("(No existing file is shown.)\n");
+    }
+    for file in &context.files {
+        section.push_str(&format!("\n### {}\nsha256: {}\n", file.path, file.sha256));
+        section.push_str(&fenced("", &file.content));
+        if file.truncated {
+            section.push_str(&format!(
+                "(Cut after line {} to fit the context budget; the file goes on.)\n",
+                file.content.lines().count()
+            ));
+        }
+    }
+    if !context.omitted.is_empty() {
+        section.push_str("\nNot shown:\n");
+        for (path, reason) in &context.omitted {
+            section.push_str(&format!("- {path}: {reason}\n"));
+        }
+    }
+    section
+}
+
+/// The repair framing of iterative-fix-cycle.md: the last attempt failed, here is why.
+fn feedback_section(feedback: &Feedback) -> String {
+    let mut section = String::from("\n## Your previous attempt failed; fix it\n");
+    match feedback {
+        Feedback::ValidationFailed {
+            command,
+            output_tail,
+        } => {
+            section.push_str(&format!(
+                "The validation command `{command}` failed. The end of its output:\n"
+            ));
+            section.push_str(&fenced("", output_tail.trim_end()));
+        }
+        Feedback::ReviewRejected {
+            must_fixes,
+            reasons,
+        } => {
+            section.push_str("The reviewer rejected the change. It must fix:\n");
+            for item in must_fixes {
+                section.push_str(&format!("- {item}\n"));
+            }
+            if !reasons.is_empty() {
+                section.push_str("Because:\n");
+                for reason in reasons {
+                    section.push_str(&format!("- {reason}\n"));
+                }
+            }
+        }
+        Feedback::EditRefused { reason } => {
+            section.push_str(&format!(
+                "Your edits could not be applied, so nothing was changed: {}\n",
+                reason.trim_end()
+            ));
+        }
+    }
+    section.push_str(
+        "The files above show the repository as it is now. Find the cause and answer with the \
+         edits that fix it.\n",
+    );
+    section
+}
+
+/// `text` in a code fence long enough that no backtick run inside it can close it early.
+pub(super) fn fenced(info: &str, text: &str) -> String {
+    let longest_run = text
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or_default();
+    let fence = "`".repeat(longest_run.max(2) + 1);
+    let newline = if text.ends_with('\n') || text.is_empty() {
+        ""
+    } else {
+        "\n"
+    };
+    format!("{fence}{info}\n{text}{newline}{fence}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edits::{Change, EditFormat, detect, search_replace, udiff};
+    use crate::pipeline::context::ContextFile;
+
+    fn plan(changes: &[(&str, Operation)]) -> Plan {
+        Plan {
+            branch_name: None,
+            plan_steps: vec!["Do the thing".into()],
+            file_changes: changes
+                .iter()
+                .map(|(path, operation)| FileChange {
+                    path: path.to_string(),
+                    operation: *operation,
+                    line_range: None,
+                })
+                .collect(),
+            commit_summary: "do the thing properly".into(),
+            scope: None,
+        }
+    }
+
+    fn issue() -> Issue {
+        Issue {
+            number: Some(7),
+            title: "Thing is broken".into(),
+            body: "It breaks.".into(),
+            labels: vec![],
+        }
+    }
+
+    #[test]
+    fn a_fence_outgrows_the_backticks_inside_the_text() {
+        assert_eq!(fenced("", "plain"), "```\nplain\n```\n");
+        assert_eq!(
+            fenced("", "a\n```rust\nb\n```\n"),
+            "````\na\n```rust\nb\n```\n````\n"
+        );
+        assert_eq!(
+            fenced("diff", "x ````` y"),
+            "``````diff\nx ````` y\n``````\n"
+        );
+    }
+
+    #[test]
+    fn a_long_file_list_is_cut_and_the_rest_counted() {
+        let files: Vec<String> = (0..MAX_LISTED_FILES + 5)
+            .map(|i| format!("f{i}.rs"))
+            .collect();
+        let section = file_list_section(&files);
+        assert!(section.starts_with("\n## Repository files (2005)\nf0.rs\n"));
+        assert!(section.contains("f1999.rs\n(and 5 more files not listed)\n"));
+        assert!(!section.contains("f2000.rs"));
+    }
+
+    #[test]
+    fn an_issue_without_number_labels_or_body_still_reads_well() {
+        let section = issue_section(&Issue {
+            number: None,
+            title: "Add a --verbose flag".into(),
+            body: String::new(),
+            labels: vec![],
+        });
+        assert_eq!(
+            section,
+            "\n## Issue: Add a --verbose flag\n(The issue has no description beyond its title.)\n"
+        );
+    }
+
+    #[test]
+    fn empty_instructions_leave_no_section() {
+        assert_eq!(instructions_section(" \n"), "");
+    }
+
+    #[test]
+    fn a_plan_that_deletes_asks_for_a_unified_diff_instead_of_search_replace() {
+        let context = Context::default();
+        let modify = edit_prompt(
+            &issue(),
+            &plan(&[("a.rs", Operation::Modify)]),
+            &context,
+            "",
+            None,
+        );
+        assert!(modify.contains("<<<<<<< SEARCH"));
+        assert!(!modify.contains("+++ /dev/null"));
+        let delete = edit_prompt(
+            &issue(),
+            &plan(&[("a.rs", Operation::Modify), ("old.rs", Operation::Delete)]),
+            &context,
+            "",
+            None,
+        );
+        assert!(delete.contains("then `+++ /dev/null`, no hunk"));
+        assert!(!delete.contains("<<<<<<< SEARCH"));
+        assert!(delete.ends_with("- Change only these files: `a.rs`, `old.rs`.\n"));
+    }
+
+    /// The lines of `contract` from the first one starting with `first` to the first blank one.
+    fn example(contract: &str, first: &str) -> String {
+        let start = contract.find(first).unwrap();
+        let end = contract[start..].find("\n\n").unwrap();
+        format!("{}\n", &contract[start..start + end])
+    }
+
+    const PARSER_RS: &str = "use crate::ParseError;\n\
+        pub fn first(input: &[u8]) -> Result<u8, ParseError> {\n\
+        \x20   let first = input[0];\n\
+        \x20   Ok(first)\n\
+        }\n";
+
+    const PARSER_RS_AFTER: &str = "use crate::ParseError;\n\
+        pub fn first(input: &[u8]) -> Result<u8, ParseError> {\n\
+        \x20   let Some(&first) = input.first() else {\n\
+        \x20       return Err(ParseError::Empty);\n\
+        \x20   };\n\
+        \x20   Ok(first)\n\
+        }\n";
+
+    #[test]
+    fn the_search_replace_example_is_read_and_applied_by_the_engine() {
+        let answer = example(SEARCH_REPLACE_CONTRACT, "src/parser.rs\n");
+        let set = detect::parse(&answer, None).unwrap();
+        assert_eq!(set.format, EditFormat::SearchReplace);
+        let Change::Replace { blocks } = &set.edits[0].change else {
+            panic!("{:?}", set.edits[0].change);
+        };
+        assert_eq!(set.edits[0].path, "src/parser.rs");
+        assert_eq!(
+            search_replace::apply(PARSER_RS, blocks).unwrap(),
+            PARSER_RS_AFTER
+        );
+    }
+
+    #[test]
+    fn the_unified_diff_example_is_read_and_applied_by_the_engine() {
+        let answer = example(UDIFF_CONTRACT, "--- a/src/parser.rs");
+        let set = detect::parse(&answer, None).unwrap();
+        assert_eq!(set.format, EditFormat::Udiff);
+        let Change::Patch { hunks } = &set.edits[0].change else {
+            panic!("{:?}", set.edits[0].change);
+        };
+        assert_eq!(udiff::apply(PARSER_RS, hunks).unwrap(), PARSER_RS_AFTER);
+        let deletion = detect::parse("--- a/README.md\n+++ /dev/null\n", None).unwrap();
+        assert_eq!(deletion.edits[0].change, Change::Delete);
+    }
+
+    #[test]
+    fn a_truncated_file_says_where_it_was_cut() {
+        let context = Context {
+            files: vec![ContextFile {
+                path: "big.rs".into(),
+                content: "a\nb\n".into(),
+                sha256: "00".into(),
+                truncated: true,
+            }],
+            omitted: vec![("huge.bin".into(), "binary file".into())],
+        };
+        let prompt = edit_prompt(
+            &issue(),
+            &plan(&[("big.rs", Operation::Modify)]),
+            &context,
+            "",
+            None,
+        );
+        assert!(prompt.contains("(Cut after line 2 to fit the context budget; the file goes on.)"));
+        assert!(prompt.contains("Not shown:\n- huge.bin: binary file\n"));
+    }
+
+    #[test]
+    fn every_kind_of_feedback_opens_with_the_repair_framing() {
+        let feedbacks = [
+            Feedback::ValidationFailed {
+                command: "cargo test".into(),
+                output_tail: "test parse_empty ... FAILED\n".into(),
+            },
+            Feedback::ReviewRejected {
+                must_fixes: vec!["trim the input".into()],
+                reasons: vec![],
+            },
+            Feedback::EditRefused {
+                reason: "block 1 SEARCH starting `fn x` was not found".into(),
+            },
+        ];
+        for feedback in &feedbacks {
+            let prompt = edit_prompt(
+                &issue(),
+                &plan(&[("a.rs", Operation::Modify)]),
+                &Context::default(),
+                "",
+                Some(feedback),
+            );
+            assert!(
+                prompt.contains("## Your previous attempt failed; fix it\n"),
+                "{prompt}"
+            );
+        }
+    }
 }

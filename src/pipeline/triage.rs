@@ -4,8 +4,15 @@
 use serde::{Deserialize, Serialize};
 
 use super::StageOutputError;
+use super::answer::{self, Fields};
 use super::issue::Issue;
+use super::prompts::{file_list_section, instructions_section, issue_section};
 use crate::git::CommitKind;
+
+const INTRO: &str = include_str!("prompts/triage.md");
+const ANSWER: &str = include_str!("prompts/triage_answer.md");
+
+const STAGE: &str = "triage";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -13,6 +20,16 @@ pub enum Risk {
     Low,
     Medium,
     High,
+}
+
+impl Risk {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Risk::Low => "LOW",
+            Risk::Medium => "MEDIUM",
+            Risk::High => "HIGH",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,11 +44,222 @@ pub struct Triage {
 }
 
 /// The triage prompt: the issue, the repository's file list, and the instructions files.
-pub fn prompt(_issue: &Issue, _repo_files: &[String], _instructions: &str) -> String {
-    String::new()
+pub fn prompt(issue: &Issue, repo_files: &[String], instructions: &str) -> String {
+    let mut prompt = String::from(INTRO);
+    prompt.push_str(&issue_section(issue));
+    prompt.push_str(&instructions_section(instructions));
+    prompt.push_str(&file_list_section(repo_files));
+    prompt.push_str("\n## Answer\n");
+    prompt.push_str(ANSWER);
+    prompt
 }
 
 /// Strictly parses what we rely on; tolerates unknown fields and one code fence.
-pub fn parse(_text: &str) -> Result<Triage, StageOutputError> {
-    Err(StageOutputError::new("triage", "not supported yet"))
+///
+/// `classification` and `risk` are read without regard to case (`low`, `Fix`); an issue
+/// judged not actionable must say why in `reason`.
+pub fn parse(text: &str) -> Result<Triage, StageOutputError> {
+    let object = answer::object(STAGE, text)?;
+    let fields = Fields::new(STAGE, &object);
+    let actionable = fields.bool("actionable")?;
+    let classification = fields.one_of("classification", &commit_kinds())?;
+    let risk = fields.one_of(
+        "risk",
+        &[
+            ("LOW", Risk::Low),
+            ("MEDIUM", Risk::Medium),
+            ("HIGH", Risk::High),
+        ],
+    )?;
+    let affected_files = fields.texts("affected_files")?;
+    let reason = fields.string("reason")?.trim().to_string();
+    if !actionable && reason.is_empty() {
+        return Err(fields.error(format!(
+            "{} must say why the issue is not actionable",
+            fields.name("reason")
+        )));
+    }
+    Ok(Triage {
+        actionable,
+        classification,
+        risk,
+        affected_files,
+        reason,
+    })
+}
+
+/// The contract's order: fix, feat, docs, chore, refactor.
+fn commit_kinds() -> [(&'static str, CommitKind); 5] {
+    [
+        CommitKind::Fix,
+        CommitKind::Feat,
+        CommitKind::Docs,
+        CommitKind::Chore,
+        CommitKind::Refactor,
+    ]
+    .map(|kind| (kind.as_str(), kind))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ANSWER: &str = r#"{"actionable": true, "classification": "fix", "risk": "LOW",
+        "affected_files": ["src/parser.rs"], "reason": "A length check is missing."}"#;
+
+    fn error(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    /// The documented answer with one field replaced (or removed, with `None`).
+    fn with(key: &str, value: Option<&str>) -> String {
+        let mut object: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(ANSWER).unwrap();
+        match value {
+            Some(value) => object.insert(key.into(), serde_json::from_str(value).unwrap()),
+            None => object.remove(key),
+        };
+        serde_json::Value::Object(object).to_string()
+    }
+
+    fn expected() -> Triage {
+        Triage {
+            actionable: true,
+            classification: CommitKind::Fix,
+            risk: Risk::Low,
+            affected_files: vec!["src/parser.rs".into()],
+            reason: "A length check is missing.".into(),
+        }
+    }
+
+    #[test]
+    fn the_documented_answer_is_read_bare_or_in_a_fence() {
+        assert_eq!(parse(ANSWER).unwrap(), expected());
+        assert_eq!(
+            parse(&format!("```json\n{ANSWER}\n```")).unwrap(),
+            expected()
+        );
+        assert_eq!(parse(&format!("```\n{ANSWER}\n```")).unwrap(), expected());
+    }
+
+    #[test]
+    fn the_example_in_the_prompt_is_an_answer_we_accept() {
+        let example = super::ANSWER.lines().find(|l| l.starts_with('{')).unwrap();
+        assert_eq!(parse(example).unwrap().classification, CommitKind::Fix);
+    }
+
+    #[test]
+    fn unknown_fields_are_tolerated() {
+        let answer = with("confidence", Some("0.9"));
+        assert_eq!(parse(&answer).unwrap(), expected());
+    }
+
+    #[test]
+    fn risk_and_classification_are_read_in_any_case() {
+        let answer = with("risk", Some("\"medium\""));
+        assert_eq!(parse(&answer).unwrap().risk, Risk::Medium);
+        let answer = with("classification", Some("\"Refactor\""));
+        assert_eq!(parse(&answer).unwrap().classification, CommitKind::Refactor);
+    }
+
+    #[test]
+    fn chatter_around_the_answer_is_refused() {
+        assert_eq!(
+            error(&format!("Here you go:\n{ANSWER}")),
+            "triage: the answer must be one JSON object and nothing else (one code fence \
+             allowed), but it starts with \"Here you go:\""
+        );
+    }
+
+    #[test]
+    fn invalid_json_is_refused() {
+        assert_eq!(
+            error(r#"{"actionable": true"#),
+            "triage: the answer is not valid JSON: EOF while parsing an object at line 1 column 19"
+        );
+    }
+
+    #[test]
+    fn each_missing_field_is_named() {
+        for key in [
+            "actionable",
+            "classification",
+            "risk",
+            "affected_files",
+            "reason",
+        ] {
+            assert_eq!(
+                error(&with(key, None)),
+                format!("triage: \"{key}\" is missing")
+            );
+        }
+    }
+
+    #[test]
+    fn mistyped_fields_are_named_with_what_was_expected() {
+        let cases = [
+            (
+                "actionable",
+                "\"yes\"",
+                "\"actionable\" must be true or false, not \"yes\"",
+            ),
+            (
+                "classification",
+                "\"bugfix\"",
+                "\"classification\" must be one of fix, feat, docs, chore, refactor, not \"bugfix\"",
+            ),
+            (
+                "risk",
+                "\"urgent\"",
+                "\"risk\" must be one of LOW, MEDIUM, HIGH, not \"urgent\"",
+            ),
+            (
+                "risk",
+                "3",
+                "\"risk\" must be one of LOW, MEDIUM, HIGH, not 3",
+            ),
+            (
+                "affected_files",
+                "\"src/a.rs\"",
+                "\"affected_files\" must be a list of strings, not \"src/a.rs\"",
+            ),
+            (
+                "affected_files",
+                "[\"src/a.rs\", 2]",
+                "\"affected_files[1]\" must be a string, not 2",
+            ),
+            ("reason", "null", "\"reason\" must be a string, not null"),
+        ];
+        for (key, value, message) in cases {
+            assert_eq!(
+                error(&with(key, Some(value))),
+                format!("triage: {message}"),
+                "{key} = {value}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_not_actionable_issue_needs_a_reason() {
+        let answer = with("actionable", Some("false")).replace("A length check is missing.", " ");
+        assert_eq!(
+            error(&answer),
+            "triage: \"reason\" must say why the issue is not actionable"
+        );
+    }
+
+    #[test]
+    fn the_prompt_lists_the_issue_files_and_contract() {
+        let issue = Issue {
+            number: Some(3),
+            title: "Crash".into(),
+            body: "Boom".into(),
+            labels: vec!["bug".into()],
+        };
+        let prompt = prompt(&issue, &["src/lib.rs".into()], "Use tabs.");
+        assert!(prompt.contains("## Issue #3: Crash\nLabels: bug\n```\nBoom\n```\n"));
+        assert!(prompt.contains("## Repository files (1)\nsrc/lib.rs\n"));
+        assert!(prompt.contains("Use tabs."));
+        assert!(prompt.contains("\"classification\": \"fix\""));
+    }
 }
