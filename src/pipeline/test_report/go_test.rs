@@ -1,0 +1,134 @@
+//! `go test`: the `--- PASS/FAIL/SKIP: Name (0.00s)` result lines and the per-package
+//! `ok`, `FAIL` and `[no test files]` lines that close each package's output.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{TestCounts, unique_in_order};
+
+/// Subtests are indented four spaces per level and named `Parent/sub`.
+static RESULT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*--- (PASS|FAIL|SKIP): (\S+)(?: \([0-9.]+s\))?\s*$")
+        .expect("valid go test result pattern")
+});
+static RUN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^=== RUN\s+(\S+)\s*$").expect("valid go test run pattern"));
+/// `ok  \tpkg\t0.002s`, `ok  \tpkg\t(cached)`.
+static PACKAGE_OK: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^ok\s+(\S+)\s+(?:[0-9.]+s|\(cached\))").expect("valid go package pattern")
+});
+/// `FAIL\tpkg\t0.004s`, `FAIL\tpkg [build failed]`, `FAIL\tpkg [setup failed]`.
+static PACKAGE_FAIL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^FAIL\s+(\S+)\s*(?:[0-9.]+s|\[(?:build|setup) failed\])")
+        .expect("valid go package pattern")
+});
+static PACKAGE_WITHOUT_TESTS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\?\s+(\S+)\s+\[no test files\]").expect("valid go package pattern")
+});
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Pass,
+    Fail,
+    Skip,
+}
+
+/// One package's output: go prints each package's test output in one piece, then its line.
+#[derive(Default)]
+struct PackageBlock {
+    started: Vec<String>,
+    results: Vec<(String, Outcome)>,
+}
+
+/// `go test` counts. Subtests count as tests and a parent with reported subtests does not
+/// (its result only sums theirs), unless it failed while none of its subtests did. Without
+/// `-v`, go prints only failures, so `passed` and `skipped` stay 0 there. A failed package
+/// with no `--- FAIL` line (a timeout, a panic outside a test, a build failure) counts the
+/// tests it started without finishing as failed, or else the package itself, by import path.
+/// None when no result or package line was printed.
+pub(super) fn parse(text: &str) -> Option<TestCounts> {
+    let mut counts = TestCounts::default();
+    let mut recognised = false;
+    let mut block = PackageBlock::default();
+    for line in text.lines() {
+        if let Some(caps) = RUN.captures(line) {
+            block.started.push(caps[1].to_string());
+        } else if let Some(caps) = RESULT.captures(line) {
+            recognised = true;
+            let outcome = match &caps[1] {
+                "PASS" => Outcome::Pass,
+                "FAIL" => Outcome::Fail,
+                _ => Outcome::Skip,
+            };
+            block.results.push((caps[2].to_string(), outcome));
+        } else if let Some(caps) = PACKAGE_FAIL.captures(line) {
+            recognised = true;
+            counts.absorb(std::mem::take(&mut block).counts(Some(&caps[1])));
+        } else if PACKAGE_OK.is_match(line) || PACKAGE_WITHOUT_TESTS.is_match(line) {
+            recognised = true;
+            counts.absorb(std::mem::take(&mut block).counts(None));
+        }
+    }
+    counts.absorb(block.counts(None));
+    recognised.then_some(counts)
+}
+
+impl PackageBlock {
+    /// The block's counts; `failed_package` names the package when its line said FAIL.
+    fn counts(self, failed_package: Option<&str>) -> TestCounts {
+        let mut counts = TestCounts::default();
+        let mut names = Vec::new();
+        for (name, outcome) in self.counted_results() {
+            match outcome {
+                Outcome::Pass => counts.add(1, 0, 0),
+                Outcome::Skip => counts.add(0, 0, 1),
+                Outcome::Fail => {
+                    counts.add(0, 1, 0);
+                    names.push(name.to_string());
+                }
+            }
+        }
+        if let Some(package) = failed_package
+            && names.is_empty()
+        {
+            let finished: HashSet<&str> = self.results.iter().map(|(n, _)| n.as_str()).collect();
+            names = self
+                .started
+                .iter()
+                .filter(|name| !finished.contains(name.as_str()))
+                .cloned()
+                .collect();
+            if names.is_empty() {
+                names.push(package.to_string());
+            }
+            let unfinished = u64::try_from(names.len()).unwrap_or(u64::MAX);
+            counts.add(0, unfinished, 0);
+        }
+        counts.failures = unique_in_order(names);
+        counts
+    }
+
+    /// Leaf results, plus parents that failed on their own account.
+    fn counted_results(&self) -> Vec<(&str, Outcome)> {
+        let mut parents = HashSet::new();
+        let mut parents_of_failures = HashSet::new();
+        for (name, outcome) in &self.results {
+            for (slash, _) in name.match_indices('/') {
+                parents.insert(&name[..slash]);
+                if *outcome == Outcome::Fail {
+                    parents_of_failures.insert(&name[..slash]);
+                }
+            }
+        }
+        self.results
+            .iter()
+            .map(|(name, outcome)| (name.as_str(), *outcome))
+            .filter(|(name, outcome)| {
+                !parents.contains(name)
+                    || (*outcome == Outcome::Fail && !parents_of_failures.contains(name))
+            })
+            .collect()
+    }
+}

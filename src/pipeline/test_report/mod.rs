@@ -1,0 +1,182 @@
+//! TEST_REPORT.json: each validation command's result, with test counts and failing test names
+//! parsed from `cargo test`/nextest, pytest and `go test` output, and from JUnit XML files it wrote.
+
+mod go_test;
+mod junit;
+mod libtest;
+mod pytest;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::LazyLock;
+use std::time::SystemTime;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use crate::code_commit::warning_lines;
+use crate::exec::CommandOutcome;
+
+pub use junit::{MAX_JUNIT_DEPTH, MAX_JUNIT_ENTRIES, MAX_JUNIT_FILE_BYTES};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestCounts {
+    /// Tests that passed (pytest's `xpassed` included).
+    pub passed: u64,
+    /// Tests that failed or errored (pytest's and JUnit's `errors` included).
+    pub failed: u64,
+    /// Tests skipped or ignored (pytest's `xfailed` included, as its JUnit XML does).
+    pub skipped: u64,
+    /// Names of the failing tests, as the runner printed them, each once, in first-seen order.
+    pub failures: Vec<String>,
+}
+
+impl TestCounts {
+    pub fn total(&self) -> u64 {
+        self.passed + self.failed + self.skipped
+    }
+
+    /// Adds `other`'s counts to these and appends the failing names not already listed.
+    pub fn absorb(&mut self, other: TestCounts) {
+        self.add(other.passed, other.failed, other.skipped);
+        self.failures.extend(other.failures);
+        self.failures = unique_in_order(std::mem::take(&mut self.failures));
+    }
+
+    /// Saturating: a runner's line claiming absurd counts must not overflow the sum.
+    fn add(&mut self, passed: u64, failed: u64, skipped: u64) {
+        self.passed = self.passed.saturating_add(passed);
+        self.failed = self.failed.saturating_add(failed);
+        self.skipped = self.skipped.saturating_add(skipped);
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandReport {
+    pub name: String,
+    pub command: Vec<String>,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// Exit 0, not timed out, and no warning lines when the caller fails on warnings.
+    pub passed: bool,
+    pub duration_ms: u64,
+    /// Lines of the output that look like compiler or tool warnings
+    /// (see [`crate::code_commit::warning_lines`]), counted whether or not they fail the command.
+    #[serde(default)]
+    pub warnings: usize,
+    /// The output hit the runner's cap and its middle was dropped: counts may be partial.
+    #[serde(default)]
+    pub output_truncated: bool,
+    /// `cargo-test`, `cargo-nextest`, `pytest`, `go-test` (joined by `+` when one command ran
+    /// several), `junit`, or none when nothing could be parsed.
+    pub parser: Option<String>,
+    pub tests: Option<TestCounts>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestReport {
+    pub commands: Vec<CommandReport>,
+}
+
+impl TestReport {
+    pub fn passed(&self) -> bool {
+        self.commands.iter().all(|c| c.passed)
+    }
+}
+
+/// Test counts from a command's captured output, if it is one of the known runners'.
+///
+/// Every runner found in the output is counted (a script may run `cargo nextest run` and then
+/// `cargo test --doc`, or `cargo test` and pytest); the parser name then joins theirs with `+`.
+pub fn parse_output(output: &str) -> Option<(String, TestCounts)> {
+    let text = strip_ansi(output);
+    let found: Vec<(&str, TestCounts)> = [
+        ("cargo-nextest", libtest::parse_nextest(&text)),
+        ("cargo-test", libtest::parse_cargo_test(&text)),
+        ("pytest", pytest::parse(&text)),
+        ("go-test", go_test::parse(&text)),
+    ]
+    .into_iter()
+    .filter_map(|(name, counts)| counts.map(|counts| (name, counts)))
+    .collect();
+    if found.is_empty() {
+        return None;
+    }
+    let name = found
+        .iter()
+        .map(|(name, _)| *name)
+        .collect::<Vec<_>>()
+        .join("+");
+    let mut total = TestCounts::default();
+    for (_, counts) in found {
+        total.absorb(counts);
+    }
+    Some((name, total))
+}
+
+/// Test counts from JUnit XML files under `root` modified at or after `since`.
+///
+/// The walk skips `.git/`, `node_modules/` and `target/` (but looks into `target/`'s report
+/// folders: `surefire-reports`, `failsafe-reports`, `nextest`), stops at
+/// [`MAX_JUNIT_DEPTH`] levels and [`MAX_JUNIT_ENTRIES`] entries, and follows no symlinks.
+/// Files that are not well-formed XML with a `testsuites` or `testsuite` root are skipped.
+/// None when no such file was written.
+pub fn parse_junit_written_since(root: &Path, since: SystemTime) -> Option<TestCounts> {
+    junit::parse_written_since(root, since)
+}
+
+/// The report for one validation command the orchestrator ran in `root`, starting at `started`.
+///
+/// Test counts come from the output when a known runner printed it, else from JUnit XML files
+/// the command wrote under `root`. With `fail_on_warnings`, a command that exited 0 but printed
+/// warning lines does not pass; the count of such lines is recorded either way.
+pub fn report_for(
+    name: &str,
+    command: &[String],
+    outcome: &CommandOutcome,
+    root: &Path,
+    started: SystemTime,
+    fail_on_warnings: bool,
+) -> CommandReport {
+    let warnings = warning_lines(&outcome.output).len();
+    let passed = outcome.success() && !(fail_on_warnings && warnings > 0);
+    let (parser, tests) = match parse_output(&outcome.output) {
+        Some((parser, counts)) => (Some(parser), Some(counts)),
+        None => match parse_junit_written_since(root, started) {
+            Some(counts) => (Some("junit".to_string()), Some(counts)),
+            None => (None, None),
+        },
+    };
+    CommandReport {
+        name: name.to_string(),
+        command: command.to_vec(),
+        exit_code: outcome.exit_code,
+        timed_out: outcome.timed_out,
+        passed,
+        duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+        warnings,
+        output_truncated: outcome.truncated,
+        parser,
+        tests,
+    }
+}
+
+/// Colour codes (`CARGO_TERM_COLOR=always`, `pytest --color=yes`) would break every anchor.
+fn strip_ansi(output: &str) -> std::borrow::Cow<'_, str> {
+    static ANSI: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").expect("valid ANSI pattern"));
+    ANSI.replace_all(output, "")
+}
+
+/// Digits as a count; too many of them saturate rather than fail.
+fn number(digits: &str) -> u64 {
+    digits.parse().unwrap_or(u64::MAX)
+}
+
+fn unique_in_order(names: Vec<String>) -> Vec<String> {
+    let mut seen = HashSet::new();
+    names
+        .into_iter()
+        .filter(|name| seen.insert(name.clone()))
+        .collect()
+}
