@@ -11,6 +11,8 @@ use autofix::config::ServiceConfig;
 use autofix::config::repo::RepoConfig;
 use autofix::edits::EditFormat;
 use autofix::failure::FailureCode;
+use autofix::git::Identity;
+use autofix::pipeline::fix::FixOptions;
 use autofix::work_order::RunOptions;
 use clap::{Parser, Subcommand};
 use secrecy::ExposeSecret;
@@ -69,6 +71,25 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Fix an issue in a local repository: triage, plan, edit, validate, review, one commit on
+    /// a feature branch (or everything put back and a failure code).
+    Fix {
+        /// The git repository (its work tree must be clean, a branch checked out).
+        #[arg(long)]
+        repo: PathBuf,
+        /// The issue: JSON {"number", "title", "body", "labels"} or Markdown (title first).
+        #[arg(long = "issue-file", value_name = "FILE")]
+        issue_file: PathBuf,
+        /// The issue number, when the file has none (or to override it).
+        #[arg(long)]
+        issue_number: Option<u64>,
+        /// Where the artifacts go (default: <git dir>/autofix/runs/<issue>-<time>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// A service configuration file laid over the defaults.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Validate the service configuration (defaults, an optional file, AUTOFIX__* variables).
     Config {
         #[command(subcommand)]
@@ -101,6 +122,13 @@ fn main() -> ExitCode {
         Command::Config {
             action: ConfigAction::Check { config, repo },
         } => config_check(config, repo),
+        Command::Fix {
+            repo,
+            issue_file,
+            issue_number,
+            out,
+            config,
+        } => fix_command(repo, issue_file, issue_number, out, config),
         Command::Run {
             repo,
             work_order,
@@ -124,6 +152,69 @@ fn main() -> ExitCode {
                 default_validate_timeout: Duration::ZERO,
             };
             run_command(options, config)
+        }
+    }
+}
+
+fn fix_command(
+    repo: PathBuf,
+    issue_file: PathBuf,
+    issue_number: Option<u64>,
+    artifacts: Option<PathBuf>,
+    config_file: Option<PathBuf>,
+) -> ExitCode {
+    let invalid = |message: String| {
+        eprintln!("autofix fix: {message}");
+        ExitCode::from(FailureCode::InvalidInput.exit_status())
+    };
+    let config = match load_service_config(config_file.as_ref()) {
+        Ok(config) => config,
+        Err(message) => return invalid(message),
+    };
+    let identity = match Identity::new(&config.git.author_name, &config.git.author_email) {
+        Ok(identity) => identity,
+        Err(err) => return invalid(format!("git.author_name / git.author_email: {err}")),
+    };
+    let provider = match autofix::llm::provider(config.provider_config()) {
+        Ok(provider) => provider,
+        Err(err) => return invalid(err.to_string()),
+    };
+    let options = FixOptions {
+        repo,
+        issue_file,
+        issue_number,
+        artifacts,
+        identity,
+        default_validate_timeout: Duration::from_secs(config.exec.default_timeout_secs),
+        output_limit: config.exec.output_limit_bytes,
+        context_tokens: config.pipeline.context_tokens,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime starts");
+    match runtime.block_on(autofix::pipeline::fix::fix(&options, provider.as_ref())) {
+        Err(message) => invalid(message),
+        Ok(summary) => {
+            match (&summary.failure_code, &summary.subject, &summary.branch) {
+                (None, Some(subject), Some(branch)) => {
+                    println!("committed on {branch}: {subject}");
+                }
+                _ => println!(
+                    "FAIL {} at {}: {}",
+                    summary
+                        .failure_code
+                        .map(|c| c.to_string())
+                        .unwrap_or_default(),
+                    summary.failure_stage.clone().unwrap_or_default(),
+                    summary.reason.clone().unwrap_or_default()
+                ),
+            }
+            println!("artifacts: {}", summary.artifacts.display());
+            match summary.failure_code {
+                None => ExitCode::SUCCESS,
+                Some(code) => ExitCode::from(code.exit_status()),
+            }
         }
     }
 }

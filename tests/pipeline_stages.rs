@@ -119,6 +119,8 @@ fn report(passed: bool) -> TestReport {
                 timed_out: false,
                 passed: true,
                 duration_ms: 3100,
+                warnings: 0,
+                output_truncated: false,
                 parser: None,
                 tests: None,
             },
@@ -129,6 +131,8 @@ fn report(passed: bool) -> TestReport {
                 timed_out: false,
                 passed,
                 duration_ms: 5400,
+                warnings: 0,
+                output_truncated: false,
                 parser: Some("cargo-test".into()),
                 tests: Some(TestCounts {
                     passed: 4,

@@ -20,6 +20,21 @@ pub struct ServiceConfig {
     pub workdir: String,
     pub llm: LlmSection,
     pub exec: ExecSection,
+    pub git: GitSection,
+    pub pipeline: PipelineSection,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GitSection {
+    pub author_name: String,
+    pub author_email: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineSection {
+    pub context_tokens: usize,
 }
 
 #[derive(Debug, Deserialize)]

@@ -71,6 +71,12 @@ impl Workspace {
         &self.root
     }
 
+    /// The repository's git directory (`.git/`, or a linked worktree's own folder in it):
+    /// a place for the bot's files that is never part of the work tree.
+    pub fn git_dir(&self) -> &Path {
+        self.repo.path()
+    }
+
     /// The commit HEAD points to (detached or not); an unborn branch is [`GitError::UnbornHead`].
     pub fn head_commit(&self) -> Result<CommitSha, GitError> {
         let head = self.head_reference()?;

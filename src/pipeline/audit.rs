@@ -281,6 +281,8 @@ mod tests {
                 timed_out: false,
                 passed,
                 duration_ms: 1200,
+                warnings: 0,
+                output_truncated: false,
                 parser: Some("cargo-test".into()),
                 tests: Some(TestCounts {
                     passed: 3,

@@ -4,9 +4,11 @@
 mod answer;
 pub mod audit;
 pub mod context;
+pub mod fix;
 pub mod issue;
 pub mod plan;
 pub mod prompts;
+mod run_log;
 pub mod test_report;
 pub mod triage;
 
