@@ -1,7 +1,7 @@
 //! `commit_all`: records every change of the work tree (as `git add -A` sees it, .gitignore
 //! respected) as one commit on the current branch.
 
-use git2::{ErrorCode, IndexAddOption, Oid};
+use git2::{ErrorCode, Oid};
 
 use super::{CommitMessage, CommitSha, GitError, Identity, Workspace};
 
@@ -28,10 +28,16 @@ impl Workspace {
                 paths: conflicted_paths(&index),
             });
         }
-        index
-            .add_all(["*"], IndexAddOption::DEFAULT, None)
-            .map_err(&index_error)?;
-        index.update_all(["*"], None).map_err(&index_error)?;
+        // One status walk finds what changed; staging just those paths is `git add -A` without
+        // a second and third pass over every file of the tree.
+        for path in self.changed_paths()? {
+            let relative = std::path::Path::new(&path);
+            if std::fs::symlink_metadata(self.root.join(relative)).is_ok() {
+                index.add_path(relative).map_err(&index_error)?;
+            } else {
+                index.remove_path(relative).map_err(&index_error)?;
+            }
+        }
         let tree_id = index.write_tree().map_err(&index_error)?;
         if tree_id == self.tree_of(parent.as_ref())? {
             return Err(GitError::EmptyCommit {

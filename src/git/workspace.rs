@@ -116,15 +116,24 @@ impl Workspace {
     }
 
     /// Checks out `name`'s tree without overwriting anything modified, then points HEAD at it.
+    /// Callers have made sure the tree is clean; when the branch's tree is HEAD's tree, there is
+    /// nothing to check out (as with `git checkout -b`), so only HEAD moves.
     pub(super) fn switch_to(&self, name: &BranchName) -> Result<(), GitError> {
         let target = self
             .repo
             .revparse_single(&name.full_ref())
             .and_then(|object| object.peel_to_commit())
             .map_err(GitError::git(format!("find the tip of branch {name}")))?;
-        self.repo
-            .checkout_tree(target.as_object(), Some(CheckoutBuilder::new().safe()))
-            .map_err(|error| checkout_error(name.as_str(), error))?;
+        let same_tree = self
+            .repo
+            .head()
+            .and_then(|head| head.peel_to_commit())
+            .is_ok_and(|head| head.tree_id() == target.tree_id());
+        if !same_tree {
+            self.repo
+                .checkout_tree(target.as_object(), Some(CheckoutBuilder::new().safe()))
+                .map_err(|error| checkout_error(name.as_str(), error))?;
+        }
         self.repo
             .set_head(&name.full_ref())
             .map_err(GitError::git(format!("point HEAD at branch {name}")))?;

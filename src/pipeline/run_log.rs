@@ -32,7 +32,7 @@ impl RunLog {
 
     /// Appends one line to `run.log`; a log that cannot be written is not worth failing a job.
     pub fn line(&self, text: &str) {
-        let line = format!("[{:>7.1}s] {text}\n", self.started.elapsed().as_secs_f64());
+        let line = format!("[{:>8.3}s] {text}\n", self.started.elapsed().as_secs_f64());
         if let Ok(mut file) = fs::OpenOptions::new()
             .create(true)
             .append(true)
