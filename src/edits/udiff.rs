@@ -1243,23 +1243,9 @@ fn closest_lines(doc: &Document, shape: &Shape) -> String {
     if doc.lines.is_empty() {
         return "the file is empty".to_string();
     }
-    let len = shape.old.len().clamp(1, doc.lines.len());
-    let old: Vec<Vec<(char, char)>> = shape.old.iter().map(|o| bigrams(o.text)).collect();
-    let file: Vec<Vec<(char, char)>> = doc.lines.iter().map(|l| bigrams(&l.text)).collect();
-    let score = |start: usize| -> f64 {
-        old.iter()
-            .zip(&file[start..start + len])
-            .map(|(o, f)| dice(o, f))
-            .sum()
-    };
-    let mut best = (0, f64::MIN);
-    for start in 0..=doc.lines.len() - len {
-        let s = score(start);
-        if s > best.1 {
-            best = (start, s);
-        }
-    }
-    let start = best.0;
+    let old: Vec<&str> = shape.old.iter().map(|o| o.text).collect();
+    let file: Vec<&str> = doc.lines.iter().map(|l| l.text.as_str()).collect();
+    let (start, len) = super::closest::closest_window(&file, &old);
     let shown: Vec<String> = (start..start + len)
         .map(|i| format!("{:>5} | {}", i + 1, doc.lines[i].text))
         .collect();
@@ -1277,32 +1263,4 @@ fn line_range(start: usize, end: usize) -> String {
     } else {
         format!("lines {}-{}", start + 1, end)
     }
-}
-
-fn bigrams(text: &str) -> Vec<(char, char)> {
-    let chars: Vec<char> = text.split_whitespace().flat_map(str::chars).collect();
-    let mut pairs: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
-    pairs.sort_unstable();
-    pairs.dedup();
-    pairs
-}
-
-/// Dice similarity of two sorted bigram sets; two empty lines are alike.
-fn dice(a: &[(char, char)], b: &[(char, char)]) -> f64 {
-    if a.is_empty() && b.is_empty() {
-        return 1.0;
-    }
-    let (mut i, mut j, mut shared) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    2.0 * shared as f64 / (a.len() + b.len()) as f64
 }

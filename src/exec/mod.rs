@@ -159,6 +159,24 @@ pub enum ExecError {
     },
 }
 
+/// The end of a command's output, where errors usually are: at most `limit` bytes, starting
+/// on a whole line, after a marker saying how much came before (the full output is in a log).
+pub fn output_tail(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_string();
+    }
+    let mut start = text.len() - limit;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = &text[start..];
+    let tail = tail.find('\n').map_or(tail, |at| &tail[at + 1..]);
+    format!(
+        "[... {} earlier bytes in the full log ...]\n{tail}",
+        text.len() - tail.len()
+    )
+}
+
 /// Runs `spec` to completion or timeout. Blocking: call from `spawn_blocking` in async code
 /// (or use [`run_async`]).
 ///
@@ -266,4 +284,19 @@ fn spawn(
         .process_group(0)
         .spawn()?;
     Ok((reader, child))
+}
+
+#[cfg(test)]
+mod tail_tests {
+    use super::output_tail;
+
+    #[test]
+    fn a_long_output_keeps_its_last_whole_lines() {
+        let text = "first line\nsecond line\nthird line\n";
+        assert_eq!(output_tail(text, 100), text);
+        assert_eq!(
+            output_tail(text, 15),
+            "[... 23 earlier bytes in the full log ...]\nthird line\n"
+        );
+    }
 }

@@ -540,7 +540,7 @@ impl Job<'_> {
             let passed = entry.passed;
             report.commands.push(entry);
             if !passed {
-                failing_tail = Some(tail(&outcome.output, FEEDBACK_TAIL_BYTES));
+                failing_tail = Some(exec::output_tail(&outcome.output, FEEDBACK_TAIL_BYTES));
                 break;
             }
         }
@@ -718,20 +718,6 @@ impl Job<'_> {
         }
         Ok(())
     }
-}
-
-/// The last `limit` bytes of `text`, starting at a line.
-fn tail(text: &str, limit: usize) -> String {
-    if text.len() <= limit {
-        return text.to_string();
-    }
-    let mut start = text.len() - limit;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    let cut = &text[start..];
-    let cut = cut.find('\n').map_or(cut, |at| &cut[at + 1..]);
-    format!("[... {} earlier bytes ...]\n{cut}", text.len() - cut.len())
 }
 
 fn io_failure(stage: &'static str) -> impl Fn(String) -> Failed {

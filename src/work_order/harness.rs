@@ -472,7 +472,7 @@ impl Runner<'_> {
             command,
             exit_code,
             timed_out,
-            stdout_trunc: excerpt(&output),
+            stdout_trunc: exec::output_tail(&output, EXCERPT_BYTES),
             stderr_trunc: String::new(),
             stdout_path: log.clone(),
             stderr_path: log,
@@ -494,30 +494,13 @@ impl Runner<'_> {
             code,
             command,
             exit_code,
-            primary_error_excerpt: excerpt(detail),
+            primary_error_excerpt: exec::output_tail(detail, EXCERPT_BYTES),
             constraints_reminder: format!(
                 "write only {}; give each write the base_sha256 listed for it; answer with the JSON object only",
                 self.order.allowed_files.join(", ")
             ),
         }
     }
-}
-
-/// The end of `text`, where errors usually are, cut to `EXCERPT_BYTES` on a line boundary.
-fn excerpt(text: &str) -> String {
-    if text.len() <= EXCERPT_BYTES {
-        return text.to_string();
-    }
-    let mut start = text.len() - EXCERPT_BYTES;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    let tail = &text[start..];
-    let tail = tail.find('\n').map_or(tail, |at| &tail[at + 1..]);
-    format!(
-        "[... {} earlier bytes in the full log ...]\n{tail}",
-        text.len() - tail.len()
-    )
 }
 
 fn quote_list(paths: &[&String]) -> String {

@@ -14,7 +14,7 @@ pub(super) fn describe(file: &[&str], search: &[&str]) -> String {
     if file.is_empty() {
         return "; the file is empty".to_string();
     }
-    let (start, len) = closest_window(file, &search);
+    let (start, len) = crate::edits::closest::closest_window(file, &search);
     let quoted = len.min(MAX_QUOTED_LINES);
     let width = (start + quoted).to_string().len();
     let mut text = "; the closest lines of the file are:".to_string();
@@ -25,56 +25,6 @@ pub(super) fn describe(file: &[&str], search: &[&str]) -> String {
         text.push_str(&format!("\n{:>width$} | …", ""));
     }
     text
-}
-
-/// The window of `file`, as long as the search, whose lines resemble the search lines most.
-fn closest_window(file: &[&str], search: &[&str]) -> (usize, usize) {
-    let len = search.len().clamp(1, file.len());
-    let file_grams: Vec<Vec<(char, char)>> = file.iter().map(|l| bigrams(l)).collect();
-    let search_grams: Vec<Vec<(char, char)>> = search.iter().map(|l| bigrams(l)).collect();
-    let score = |start: usize| -> f64 {
-        search_grams
-            .iter()
-            .zip(&file_grams[start..start + len])
-            .map(|(want, have)| dice(want, have))
-            .sum()
-    };
-    let mut best = (0, f64::MIN);
-    for start in 0..=file.len() - len {
-        let s = score(start);
-        if s > best.1 {
-            best = (start, s);
-        }
-    }
-    (best.0, len)
-}
-
-/// The sorted character pairs of a line, indentation and trailing spaces left out.
-fn bigrams(line: &str) -> Vec<(char, char)> {
-    let chars: Vec<char> = line.trim().chars().collect();
-    let mut grams: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
-    grams.sort_unstable();
-    grams
-}
-
-/// Sørensen–Dice similarity of two sorted bigram lists, 1.0 for identical lines.
-fn dice(a: &[(char, char)], b: &[(char, char)]) -> f64 {
-    if a.is_empty() && b.is_empty() {
-        return 1.0;
-    }
-    let (mut i, mut j, mut shared) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    2.0 * shared as f64 / (a.len() + b.len()) as f64
 }
 
 #[cfg(test)]
