@@ -129,6 +129,7 @@ fn main() {
             default_validate_timeout: Duration::from_secs(60),
             output_limit: 1 << 20,
             context_tokens: 60_000,
+            redactor: autofix::redact::Redactor::new(),
         };
         let started = Instant::now();
         let summary = runtime.block_on(fix(&options, &llm)).unwrap();

@@ -16,6 +16,7 @@ use crate::edits::apply::{self, ApplyPolicy, FileAction};
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
 use crate::edits::{EditFormat, EditSet, fenced};
 use crate::llm::{self, LlmProvider, LlmRequest, ProviderConfig, ProviderKind};
+use crate::redact::Redactor;
 
 pub use build::{BuildReport, warning_lines};
 pub use prompts::{INITIAL_SYSTEM_PROMPT, REPAIR_SYSTEM_PROMPT};
@@ -166,9 +167,13 @@ pub async fn run(settings: &Settings) -> Result<Success, CodeCommitError> {
         max_backoff: Duration::from_secs(120),
     })
     .map_err(|err| CodeCommitError::Preflight(format!("GEMINI_BASE_URL: {err}")))?;
-    let logs = LogDir::create(project, Local::now()).map_err(|source| CodeCommitError::Logs {
-        path: project.join("logs"),
-        source,
+    let mut redactor = Redactor::new();
+    redactor.register(&inputs.api_key);
+    let logs = LogDir::create(project, Local::now(), redactor).map_err(|source| {
+        CodeCommitError::Logs {
+            path: project.join("logs"),
+            source,
+        }
     })?;
     let mut session = Session {
         settings,

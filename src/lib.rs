@@ -10,4 +10,5 @@ pub mod failure;
 pub mod git;
 pub mod llm;
 pub mod pipeline;
+pub mod redact;
 pub mod work_order;

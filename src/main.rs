@@ -13,6 +13,7 @@ use autofix::edits::EditFormat;
 use autofix::failure::FailureCode;
 use autofix::git::Identity;
 use autofix::pipeline::fix::FixOptions;
+use autofix::redact::Redactor;
 use autofix::work_order::RunOptions;
 use clap::{Parser, Subcommand};
 use secrecy::ExposeSecret;
@@ -150,6 +151,7 @@ fn main() -> ExitCode {
                 command_timeout: Duration::from_secs(timeout_seconds),
                 output_limit: 0,
                 default_validate_timeout: Duration::ZERO,
+                redactor: Redactor::new(),
             };
             run_command(options, config)
         }
@@ -188,6 +190,7 @@ fn fix_command(
         default_validate_timeout: Duration::from_secs(config.exec.default_timeout_secs),
         output_limit: config.exec.output_limit_bytes,
         context_tokens: config.pipeline.context_tokens,
+        redactor: known_secrets(&config),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -219,6 +222,13 @@ fn fix_command(
     }
 }
 
+/// Every secret the configuration holds, to be hidden from whatever the commands write.
+fn known_secrets(config: &ServiceConfig) -> Redactor {
+    let mut redactor = Redactor::new();
+    redactor.register(&config.llm.api_key);
+    redactor
+}
+
 /// The defaults, an optional file and the `AUTOFIX__*` environment, or one line saying why not.
 fn load_service_config(file: Option<&PathBuf>) -> Result<ServiceConfig, String> {
     let text = match file {
@@ -248,6 +258,7 @@ fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCod
     options.llm_provider = provider_config.kind.to_string();
     options.output_limit = config.exec.output_limit_bytes;
     options.default_validate_timeout = Duration::from_secs(config.exec.default_timeout_secs);
+    options.redactor = known_secrets(&config);
     let provider = match autofix::llm::provider(provider_config) {
         Ok(provider) => provider,
         Err(err) => {

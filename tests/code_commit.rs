@@ -637,7 +637,11 @@ fn a_build_that_floods_its_output_is_capped_in_the_repair_query() {
 fn the_api_key_never_reaches_a_log_file_or_the_url() {
     let project = Project::rust_demo();
     let llm = ScriptedLlm::start();
-    llm.reply_text(replace("src/main.rs", &greeting_main()));
+    // Even a model that echoes the key back does not get it into the logs.
+    llm.reply_text(format!(
+        "Using key {KEY}.\n{}",
+        replace("src/main.rs", &greeting_main())
+    ));
 
     let output = project.run(&llm, &[]);
 
@@ -645,5 +649,10 @@ fn the_api_key_never_reaches_a_log_file_or_the_url() {
     for name in project.log_names() {
         assert!(!project.log(&name).contains(KEY), "{name} holds the key");
     }
+    assert!(
+        project
+            .log("initial-query-response.txt")
+            .contains("Using key [REDACTED].")
+    );
     assert!(!llm.requests()[0].path.contains(KEY));
 }

@@ -648,3 +648,46 @@ fn a_branch_holding_someone_elses_commits_is_not_taken_over() {
         .contains("wip by a person")
     );
 }
+
+#[test]
+fn the_api_key_never_reaches_the_artifacts_even_when_the_model_echoes_it() {
+    let repo = Repo::python_project("");
+    let llm = ScriptedLlm::start();
+    llm.reply_text_for_stage(
+        "triage",
+        json!({"actionable": false, "classification": "fix", "risk": "LOW",
+               "affected_files": [], "reason": "my key is sk-ant-test, so I stop"})
+        .to_string(),
+    );
+
+    let fix = Fix::run(repo.path(), &llm, &issue(19, "clamp ignores its bounds"));
+
+    assert_eq!(fix.result()["failure_code"], "INVALID_INPUT");
+    let mut seen = 0;
+    for entry in walk(&fix.dir()) {
+        let text = fs::read_to_string(&entry).unwrap_or_default();
+        assert!(
+            !text.contains("sk-ant-test"),
+            "{} holds the key",
+            entry.display()
+        );
+        seen += usize::from(text.contains("[REDACTED]"));
+    }
+    assert!(
+        seen >= 2,
+        "the echoed key was masked in the response and the result"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}

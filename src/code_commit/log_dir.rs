@@ -8,14 +8,17 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Local};
 
 use crate::llm::{LlmError, LlmResponse};
+use crate::redact::Redactor;
 
 pub struct LogDir {
     path: PathBuf,
+    /// The API key never reaches a log file, even if a response echoes it.
+    redactor: Redactor,
 }
 
 impl LogDir {
     /// Creates `project/logs/` if needed and a new folder in it named after `now`.
-    pub fn create(project: &Path, now: DateTime<Local>) -> io::Result<LogDir> {
+    pub fn create(project: &Path, now: DateTime<Local>, redactor: Redactor) -> io::Result<LogDir> {
         let logs = project.join("logs");
         fs::create_dir_all(&logs)?;
         let stamp = now.format("%Y-%m-%d-%H-%M-%S").to_string();
@@ -27,7 +30,7 @@ impl LogDir {
             };
             let path = logs.join(name);
             match fs::create_dir(&path) {
-                Ok(()) => return Ok(LogDir { path }),
+                Ok(()) => return Ok(LogDir { path, redactor }),
                 Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(err) => return Err(err),
             }
@@ -40,7 +43,7 @@ impl LogDir {
     }
 
     pub fn write(&self, name: &str, content: &str) -> io::Result<()> {
-        fs::write(self.path.join(name), content)
+        fs::write(self.path.join(name), self.redactor.redact(content))
     }
 
     /// `<stem>-response.txt` (the text, or `ERROR` and the error) and `<stem>-response.json`
@@ -73,9 +76,9 @@ mod tests {
     fn folders_are_named_to_the_second_and_never_reused() {
         let project = tempfile::tempdir().unwrap();
         let now = Local.with_ymd_and_hms(2026, 11, 22, 9, 5, 7).unwrap();
-        let first = LogDir::create(project.path(), now).unwrap();
-        let second = LogDir::create(project.path(), now).unwrap();
-        let third = LogDir::create(project.path(), now).unwrap();
+        let first = LogDir::create(project.path(), now, Redactor::new()).unwrap();
+        let second = LogDir::create(project.path(), now, Redactor::new()).unwrap();
+        let third = LogDir::create(project.path(), now, Redactor::new()).unwrap();
         let name = |dir: &LogDir| {
             dir.path()
                 .file_name()
@@ -91,7 +94,7 @@ mod tests {
     #[test]
     fn a_failed_response_is_logged_with_error_first() {
         let project = tempfile::tempdir().unwrap();
-        let dir = LogDir::create(project.path(), Local::now()).unwrap();
+        let dir = LogDir::create(project.path(), Local::now(), Redactor::new()).unwrap();
         let failure = Err(LlmError::Server {
             status: 500,
             message: "internal".into(),

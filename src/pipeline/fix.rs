@@ -24,6 +24,7 @@ use crate::git::{
     BranchName, BranchOutcome, CommitKind, CommitMessage, CommitSha, Identity, Workspace, slugify,
 };
 use crate::llm::{LlmProvider, LlmRequest};
+use crate::redact::Redactor;
 
 /// Most bytes of a failing command's output quoted back to the model.
 const FEEDBACK_TAIL_BYTES: usize = 6 * 1024;
@@ -40,6 +41,8 @@ pub struct FixOptions {
     pub default_validate_timeout: Duration,
     pub output_limit: usize,
     pub context_tokens: usize,
+    /// Hides every secret the process knows from the artifacts.
+    pub redactor: Redactor,
 }
 
 /// How the run ended, as written to `RESULT.json`.
@@ -92,7 +95,7 @@ pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSumma
             .join("autofix-runs")
             .join(run_name(options)),
     };
-    let log = RunLog::create(&artifacts)?;
+    let log = RunLog::create(&artifacts, options.redactor.clone())?;
     let mut summary = FixSummary {
         committed: false,
         failure_code: None,

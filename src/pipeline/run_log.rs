@@ -9,15 +9,19 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::redact::Redactor;
+
 pub struct RunLog {
     dir: PathBuf,
+    /// Every secret the process knows is hidden from everything written here.
+    redactor: Redactor,
     started: Instant,
     /// How many command logs were written, so reruns of a command never overwrite.
     commands: Mutex<u32>,
 }
 
 impl RunLog {
-    pub fn create(dir: &Path) -> Result<RunLog, String> {
+    pub fn create(dir: &Path, redactor: Redactor) -> Result<RunLog, String> {
         for sub in ["rounds", "logs"] {
             fs::create_dir_all(dir.join(sub)).map_err(|err| {
                 format!("cannot create the artifact folder {}: {err}", dir.display())
@@ -25,6 +29,7 @@ impl RunLog {
         }
         Ok(RunLog {
             dir: dir.to_path_buf(),
+            redactor,
             started: Instant::now(),
             commands: Mutex::new(0),
         })
@@ -32,7 +37,11 @@ impl RunLog {
 
     /// Appends one line to `run.log`; a log that cannot be written is not worth failing a job.
     pub fn line(&self, text: &str) {
-        let line = format!("[{:>8.3}s] {text}\n", self.started.elapsed().as_secs_f64());
+        let line = format!(
+            "[{:>8.3}s] {}\n",
+            self.started.elapsed().as_secs_f64(),
+            self.redactor.redact(text)
+        );
         if let Ok(mut file) = fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -44,7 +53,8 @@ impl RunLog {
 
     pub fn write_text(&self, name: &str, text: &str) -> Result<(), String> {
         let path = self.dir.join(name);
-        fs::write(&path, text).map_err(|err| format!("cannot write {}: {err}", path.display()))
+        fs::write(&path, self.redactor.redact(text))
+            .map_err(|err| format!("cannot write {}: {err}", path.display()))
     }
 
     pub fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<(), String> {

@@ -6,19 +6,23 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::redact::Redactor;
+
 /// `<out>/<run_id>/`, made afresh: a rerun with the same inputs replaces the earlier tree.
 pub struct RunDir {
     path: PathBuf,
+    redactor: Redactor,
 }
 
 /// `<out>/<run_id>/attempt_<N>/`. Paths it returns are relative to the run folder.
 pub struct AttemptDir {
     path: PathBuf,
     name: String,
+    redactor: Redactor,
 }
 
 impl RunDir {
-    pub fn create(out: &Path, run_id: &str) -> Result<RunDir, String> {
+    pub fn create(out: &Path, run_id: &str, redactor: Redactor) -> Result<RunDir, String> {
         let path = out.join(run_id);
         if path.exists() {
             fs::remove_dir_all(&path)
@@ -30,7 +34,7 @@ impl RunDir {
                 path.display()
             )
         })?;
-        Ok(RunDir { path })
+        Ok(RunDir { path, redactor })
     }
 
     pub fn attempt(&self, index: usize) -> Result<AttemptDir, String> {
@@ -38,11 +42,18 @@ impl RunDir {
         let path = self.path.join(&name);
         fs::create_dir_all(path.join("logs"))
             .map_err(|err| format!("cannot create {}: {err}", path.display()))?;
-        Ok(AttemptDir { path, name })
+        Ok(AttemptDir {
+            path,
+            name,
+            redactor: self.redactor.clone(),
+        })
     }
 
     pub fn write_text(&self, name: &str, content: &str) -> Result<PathBuf, String> {
-        write(&self.path.join(name), content.as_bytes())
+        write(
+            &self.path.join(name),
+            self.redactor.redact(content).as_bytes(),
+        )
     }
 
     pub fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<PathBuf, String> {
@@ -52,7 +63,10 @@ impl RunDir {
 
 impl AttemptDir {
     pub fn write_text(&self, name: &str, content: &str) -> Result<String, String> {
-        write(&self.path.join(name), content.as_bytes())?;
+        write(
+            &self.path.join(name),
+            self.redactor.redact(content).as_bytes(),
+        )?;
         Ok(format!("{}/{name}", self.name))
     }
 

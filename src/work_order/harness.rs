@@ -20,6 +20,7 @@ use crate::exec::{self, CommandSpec};
 use crate::failure::FailureCode;
 use crate::git::{CommitSha, Workspace};
 use crate::llm::{LlmProvider, LlmRequest};
+use crate::redact::Redactor;
 
 /// Size limits of one proposal (work-order-harness.md §4.2).
 pub const MAX_WRITE_BYTES: usize = 200 * 1024;
@@ -41,6 +42,8 @@ pub struct RunOptions {
     pub output_limit: usize,
     /// Timeout of a `.autofix.toml` validation command that sets none.
     pub default_validate_timeout: Duration,
+    /// Hides every secret the process knows from the artifacts.
+    pub redactor: Redactor,
 }
 
 /// The finished run: its summary and where it was written.
@@ -59,7 +62,7 @@ pub async fn run(options: &RunOptions, llm: &dyn LlmProvider) -> Result<RunOutco
         raw.as_deref().unwrap_or_default(),
         baseline.as_ref(),
     );
-    let run_dir = RunDir::create(&options.out, &run_id)?;
+    let run_dir = RunDir::create(&options.out, &run_id, options.redactor.clone())?;
     let mut summary = RunSummary {
         run_id,
         work_order_id: String::new(),

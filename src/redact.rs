@@ -1,0 +1,131 @@
+//! Redaction: every secret the process knows, in every form it may show up in (as is, inside a
+//! basic-auth `x-access-token:`/`oauth2:` pair, base64-encoded, URL-encoded), hidden from text.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use secrecy::{ExposeSecret, SecretString};
+
+/// What a secret is replaced with.
+pub const MASK: &str = "[REDACTED]";
+
+/// Secrets shorter than this are not searched for: they would hide ordinary words.
+pub const MIN_SECRET_LEN: usize = 6;
+
+/// The set of forms to hide, longest first so a longer form is never half-hidden by a shorter.
+#[derive(Default, Clone)]
+pub struct Redactor {
+    needles: Vec<String>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} forms)", self.needles.len())
+    }
+}
+
+impl Redactor {
+    pub fn new() -> Self {
+        Redactor::default()
+    }
+
+    /// Registers `secret` and the forms it takes in basic auth, base64 and URLs. An empty or
+    /// too-short secret is ignored.
+    pub fn register(&mut self, secret: &SecretString) {
+        let plain = secret.expose_secret();
+        if plain.trim().len() < MIN_SECRET_LEN {
+            return;
+        }
+        let mut forms = vec![plain.to_string(), STANDARD.encode(plain)];
+        for user in ["x-access-token", "oauth2"] {
+            let pair = format!("{user}:{plain}");
+            forms.push(STANDARD.encode(&pair));
+            forms.push(pair);
+        }
+        let encoded = percent_encode(plain);
+        if encoded != plain {
+            forms.push(encoded);
+        }
+        for form in forms {
+            if !self.needles.contains(&form) {
+                self.needles.push(form);
+            }
+        }
+        self.needles
+            .sort_by_key(|needle| std::cmp::Reverse(needle.len()));
+    }
+
+    /// `text` with every registered form replaced by [`MASK`].
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for needle in &self.needles {
+            if out.contains(needle.as_str()) {
+                out = out.replace(needle.as_str(), MASK);
+            }
+        }
+        out
+    }
+}
+
+/// RFC 3986 percent-encoding of everything but unreserved characters.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::new();
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redactor(secrets: &[&str]) -> Redactor {
+        let mut redactor = Redactor::new();
+        for secret in secrets {
+            redactor.register(&SecretString::from(secret.to_string()));
+        }
+        redactor
+    }
+
+    #[test]
+    fn a_token_is_hidden_as_is_and_in_its_basic_auth_and_base64_forms() {
+        let token = "ghs_16C7e42F292c6912E7710c838347Ae178B4a";
+        let redactor = redactor(&[token]);
+        let basic = STANDARD.encode(format!("x-access-token:{token}"));
+        let text = format!(
+            "push failed: https://x-access-token:{token}@github.com/o/r.git\nAuthorization: Basic {basic}\nraw {token}"
+        );
+        let hidden = redactor.redact(&text);
+        assert!(!hidden.contains(token), "{hidden}");
+        assert!(!hidden.contains(&basic), "{hidden}");
+        assert_eq!(hidden.matches(MASK).count(), 3, "{hidden}");
+    }
+
+    #[test]
+    fn gitlab_oauth2_pairs_and_url_encoded_secrets_are_hidden() {
+        let token = "glpat-abc/def+ghi=";
+        let redactor = redactor(&[token]);
+        let text = format!(
+            "{} and {}",
+            STANDARD.encode(format!("oauth2:{token}")),
+            "glpat-abc%2Fdef%2Bghi%3D"
+        );
+        assert_eq!(redactor.redact(&text), format!("{MASK} and {MASK}"));
+    }
+
+    #[test]
+    fn short_or_empty_secrets_hide_nothing() {
+        let redactor = redactor(&["", "abc"]);
+        assert_eq!(redactor.redact("abc is a word"), "abc is a word");
+    }
+
+    #[test]
+    fn text_without_secrets_is_unchanged() {
+        let redactor = redactor(&["sk-very-secret-key"]);
+        assert_eq!(redactor.redact("all good here"), "all good here");
+    }
+}
