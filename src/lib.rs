@@ -7,6 +7,7 @@ pub mod config;
 pub mod edits;
 pub mod exec;
 pub mod failure;
+pub mod forge;
 pub mod git;
 pub mod llm;
 pub mod pipeline;
