@@ -701,8 +701,9 @@ fn a_step_becomes_a_command_in_its_directory_with_its_limits() {
     let specs = config
         .validation_specs(&root, Duration::from_secs(900))
         .unwrap();
-    let (name, test) = &specs[0];
-    assert_eq!(name, "test");
+    assert_eq!(specs[0].name, "test");
+    assert!(!specs[0].fail_on_warnings);
+    let test = &specs[0].spec;
     assert_eq!(test.program, "cargo");
     assert_eq!(test.args, ["test"]);
     assert_eq!(test.cwd, root.path().join("crates/core"));
@@ -711,7 +712,7 @@ fn a_step_becomes_a_command_in_its_directory_with_its_limits() {
         test.env_set,
         [("RUST_BACKTRACE".to_string(), "1".to_string())]
     );
-    let (_, lint) = &specs[1];
+    let lint = &specs[1].spec;
     assert_eq!(lint.cwd, root.path());
     assert_eq!(
         lint.timeout,

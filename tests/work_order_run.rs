@@ -588,3 +588,29 @@ fn an_invalid_autofix_toml_stops_the_run_before_any_query() {
     );
     assert!(llm.requests().is_empty());
 }
+
+#[test]
+fn a_validation_step_that_fails_on_warnings_fails_a_clean_exit_with_warnings() {
+    let repo = Repo::with(&[
+        ("calc.py", BUGGY_PY),
+        (
+            ".autofix.toml",
+            "[[validate]]\nname = \"lint\"\nrun = [\"python3\", \"-c\", \"print('warning: unused import os')\"]\nfail_on_warnings = true\n",
+        ),
+    ]);
+    let llm = ScriptedLlm::start();
+    llm.reply_text(writes("calc.py", BUGGY_PY, "x = 1\n"));
+
+    let run = Run::start(
+        &repo,
+        &llm,
+        &order(&["calc.py"], &[], &["true"]),
+        &["--max-attempts", "1"],
+    );
+
+    let summary = run.summary();
+    assert_eq!(summary["failure_stage"], "verify_failed");
+    assert_eq!(summary["attempts"][0]["verify"][0]["exit_code"], 0);
+    assert_eq!(summary["attempts"][0]["verify"][0]["passed"], false);
+    assert_eq!(repo.status(), "");
+}

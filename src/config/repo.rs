@@ -492,7 +492,7 @@ impl RepoConfig {
         &self,
         root: &ProjectRoot,
         default_timeout: Duration,
-    ) -> Result<Vec<(String, CommandSpec)>, StepRefusal> {
+    ) -> Result<Vec<ValidationCommand>, StepRefusal> {
         self.validate
             .iter()
             .enumerate()
@@ -507,9 +507,30 @@ impl RepoConfig {
                 let spec = step
                     .command_spec(root, default_timeout)
                     .map_err(|refused| refusal(format!("cwd `{}`: {refused}", step.cwd)))?;
-                Ok((step.name.clone(), spec))
+                Ok(ValidationCommand {
+                    name: step.name.clone(),
+                    spec,
+                    fail_on_warnings: step.fail_on_warnings,
+                })
             })
             .collect()
+    }
+}
+
+/// A `[[validate]]` step ready to run: its name, its command, and whether warning lines fail it.
+#[derive(Debug, Clone)]
+pub struct ValidationCommand {
+    pub name: String,
+    pub spec: CommandSpec,
+    pub fail_on_warnings: bool,
+}
+
+impl ValidationCommand {
+    /// Whether a finished run of this command passes: exit 0 in time, and no warning lines
+    /// when the step says warnings fail it (the lines `code_commit::warning_lines` finds).
+    pub fn passed(&self, outcome: &crate::exec::CommandOutcome) -> bool {
+        let warned = !crate::code_commit::warning_lines(&outcome.output).is_empty();
+        outcome.success() && !(self.fail_on_warnings && warned)
     }
 }
 

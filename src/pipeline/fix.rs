@@ -14,11 +14,11 @@ use super::prompts::{Feedback, edit_prompt};
 use super::run_log::RunLog;
 use super::test_report::{self, TestReport};
 use super::triage::{self, Triage};
-use crate::config::repo::{LoadedRepoConfig, RepoConfig};
+use crate::config::repo::{LoadedRepoConfig, RepoConfig, ValidationCommand};
 use crate::edits::apply::{self, ApplyError, ApplyPolicy};
 use crate::edits::detect;
 use crate::edits::paths::{self, ProjectRoot, ProtectedPaths};
-use crate::exec::{self, CommandSpec};
+use crate::exec;
 use crate::failure::FailureCode;
 use crate::git::{
     BranchName, BranchOutcome, CommitKind, CommitMessage, CommitSha, Identity, Workspace, slugify,
@@ -155,7 +155,7 @@ struct Ready {
     number: u64,
     config: RepoConfig,
     protected: ProtectedPaths,
-    validation: Vec<(String, CommandSpec, bool)>,
+    validation: Vec<ValidationCommand>,
     instructions: String,
     original_branch: BranchName,
     baseline: CommitSha,
@@ -195,20 +195,15 @@ fn preflight(
     let protected = config
         .protected_paths(&root)
         .map_err(|err| invalid(err.to_string()))?;
-    let specs = config
+    let validation: Vec<ValidationCommand> = config
         .validation_specs(&root, options.default_validate_timeout)
-        .map_err(|err| invalid(err.to_string()))?;
-    let validation = specs
+        .map_err(|err| invalid(err.to_string()))?
         .into_iter()
-        .zip(&config.validate)
-        .map(|((name, spec), step)| {
-            (
-                name,
-                spec.with_output_limit(options.output_limit),
-                step.fail_on_warnings,
-            )
+        .map(|mut command| {
+            command.spec = command.spec.with_output_limit(options.output_limit);
+            command
         })
-        .collect::<Vec<_>>();
+        .collect();
     if validation.is_empty() {
         log.line("validation: the repository configures no [[validate]] commands; the change is unvalidated");
     }
@@ -522,7 +517,12 @@ impl Job<'_> {
         let root = self.ready.workspace.root();
         let mut report = TestReport::default();
         let mut failing_tail = None;
-        for (name, spec, fail_on_warnings) in &self.ready.validation {
+        for ValidationCommand {
+            name,
+            spec,
+            fail_on_warnings,
+        } in &self.ready.validation
+        {
             self.check_budget("validate")?;
             let started = SystemTime::now();
             let mut command = vec![spec.program.clone()];

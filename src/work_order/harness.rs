@@ -12,7 +12,7 @@ use super::schema::{
     AttemptRecord, CmdResult, FailureBrief, FailureStage, RunSummary, ValidWorkOrder, Verdict,
     WorkOrder,
 };
-use crate::config::repo::RepoConfig;
+use crate::config::repo::{RepoConfig, ValidationCommand};
 use crate::edits::apply::{self, ApplyError, ApplyPolicy};
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
 use crate::edits::{EditFormat, EditSet, json_writes};
@@ -114,7 +114,7 @@ struct Ready {
     workspace: Workspace,
     baseline: CommitSha,
     /// Global verification: the repository's own `[[validate]]` commands.
-    verify: Vec<(String, CommandSpec)>,
+    verify: Vec<ValidationCommand>,
     /// Built-in denied paths plus the repository's `[paths] deny`.
     protected: ProtectedPaths,
 }
@@ -155,7 +155,10 @@ fn preflight(
         .validation_specs(&root, options.default_validate_timeout)
         .map_err(|err| invalid(err.to_string()))?
         .into_iter()
-        .map(|(name, spec)| (name, spec.with_output_limit(options.output_limit)))
+        .map(|mut command| {
+            command.spec = command.spec.with_output_limit(options.output_limit);
+            command
+        })
         .collect();
     let protected = config
         .protected_paths(&root)
@@ -195,7 +198,7 @@ struct Runner<'a> {
     order: &'a ValidWorkOrder,
     workspace: &'a Workspace,
     baseline: &'a CommitSha,
-    verify: &'a [(String, CommandSpec)],
+    verify: &'a [ValidationCommand],
     protected: &'a ProtectedPaths,
     run_dir: &'a RunDir,
     summary: &'a mut RunSummary,
@@ -384,20 +387,21 @@ impl Runner<'_> {
         dir: &AttemptDir,
         record: &mut AttemptRecord,
     ) -> Result<Option<FailureBrief>, String> {
-        let acceptance: Vec<(String, CommandSpec)> = self
+        let acceptance: Vec<ValidationCommand> = self
             .order
             .acceptance_argv
             .iter()
             .enumerate()
-            .map(|(index, argv)| {
-                let spec = CommandSpec::new(
+            .map(|(index, argv)| ValidationCommand {
+                name: format!("acceptance-{}", index + 1),
+                spec: CommandSpec::new(
                     argv[0].clone(),
                     argv[1..].to_vec(),
                     self.workspace.root().to_path_buf(),
                 )
                 .with_timeout(self.options.command_timeout)
-                .with_output_limit(self.options.output_limit);
-                (format!("acceptance-{}", index + 1), spec)
+                .with_output_limit(self.options.output_limit),
+                fail_on_warnings: false,
             })
             .collect();
         let phases = [
@@ -415,9 +419,9 @@ impl Runner<'_> {
         for (commands, stage, artifact) in phases {
             let mut results = Vec::new();
             let mut failure = None;
-            for (name, spec) in commands {
-                let (result, output) = self.run_command(dir, name, spec)?;
-                let passed = result.passed();
+            for command in commands {
+                let (result, output) = self.run_command(dir, command)?;
+                let passed = result.passed;
                 results.push(result.clone());
                 if !passed {
                     let code = if result.timed_out {
@@ -450,10 +454,10 @@ impl Runner<'_> {
     fn run_command(
         &self,
         dir: &AttemptDir,
-        name: &str,
-        spec: &CommandSpec,
+        command: &ValidationCommand,
     ) -> Result<(CmdResult, String), String> {
-        let (output, exit_code, timed_out, seconds) = match exec::run(spec) {
+        let spec = &command.spec;
+        let (output, exit_code, timed_out, seconds, passed) = match exec::run(spec) {
             Ok(outcome) => {
                 let mut output = outcome.output.clone();
                 if outcome.timed_out {
@@ -464,17 +468,19 @@ impl Runner<'_> {
                     outcome.exit_code,
                     outcome.timed_out,
                     outcome.duration.as_secs_f64(),
+                    command.passed(&outcome),
                 )
             }
-            Err(error) => (format!("{error}\n"), None, false, 0.0),
+            Err(error) => (format!("{error}\n"), None, false, 0.0, false),
         };
-        let log = dir.write_log(name, &output)?;
-        let mut command = vec![spec.program.clone()];
-        command.extend(spec.args.iter().cloned());
+        let log = dir.write_log(&command.name, &output)?;
+        let mut argv = vec![spec.program.clone()];
+        argv.extend(spec.args.iter().cloned());
         let result = CmdResult {
-            command,
+            command: argv,
             exit_code,
             timed_out,
+            passed,
             stdout_trunc: exec::output_tail(&output, EXCERPT_BYTES),
             stderr_trunc: String::new(),
             stdout_path: log.clone(),

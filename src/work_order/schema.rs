@@ -163,17 +163,13 @@ pub struct CmdResult {
     pub command: Vec<String>,
     pub exit_code: Option<i32>,
     pub timed_out: bool,
+    /// Exit 0 in time, and no warning lines when the step's `fail_on_warnings` is set.
+    pub passed: bool,
     pub stdout_trunc: String,
     pub stderr_trunc: String,
     pub stdout_path: String,
     pub stderr_path: String,
     pub duration_seconds: f64,
-}
-
-impl CmdResult {
-    pub fn passed(&self) -> bool {
-        self.exit_code == Some(0) && !self.timed_out
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
