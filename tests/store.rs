@@ -6,6 +6,7 @@ mod support;
 use std::collections::HashSet;
 use std::time::Duration;
 
+use autofix::forge::{ForgeKind, IssueNumber, RepoRef};
 use autofix::store::{
     Delivery, EnqueueOutcome, Finish, JobKey, JobState, RETRY_BASE, RETRY_CAP, Store, StoreError,
     retry_backoff,
@@ -143,6 +144,41 @@ async fn another_delivery_for_the_same_issue_while_a_job_is_active_adds_no_job(t
         Some(job),
         "the delivery points at the active job"
     );
+}
+
+async fn two_deliveries_for_the_same_issue_arriving_at_once_make_one_job(t: Harness) {
+    let racers = (0..8).map(|n| {
+        let store = t.store.clone();
+        tokio::spawn(async move {
+            store
+                .record_delivery_and_enqueue(&labelled(&format!("race-{n}")), &issue(7), t0())
+                .await
+                .expect("enqueue")
+        })
+    });
+    let mut outcomes = Vec::new();
+    for racer in racers.collect::<Vec<_>>() {
+        outcomes.push(racer.await.expect("racing task"));
+    }
+
+    let new_jobs: Vec<i64> = outcomes
+        .iter()
+        .filter_map(|outcome| match outcome {
+            EnqueueOutcome::NewJob(id) => Some(*id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        new_jobs.len(),
+        1,
+        "exactly one delivery makes the job: {outcomes:?}"
+    );
+    let joined = outcomes
+        .iter()
+        .filter(|outcome| **outcome == EnqueueOutcome::ActiveJobExists(new_jobs[0]))
+        .count();
+    assert_eq!(joined, 7, "the others join it: {outcomes:?}");
+    assert_eq!(t.store.jobs_list(10).await.unwrap().len(), 1);
 }
 
 async fn two_workers_claiming_concurrently_never_get_the_same_job(t: Harness) {
@@ -454,6 +490,7 @@ stories!(
     a_delivery_enqueues_one_job,
     the_same_delivery_again_is_a_duplicate,
     another_delivery_for_the_same_issue_while_a_job_is_active_adds_no_job,
+    two_deliveries_for_the_same_issue_arriving_at_once_make_one_job,
     two_workers_claiming_concurrently_never_get_the_same_job,
     an_expired_lease_is_reclaimed,
     a_renew_after_losing_the_lease_fails,
@@ -473,6 +510,35 @@ async fn migrations_create_a_new_sqlite_file_on_first_start() {
 
     assert!(path.exists(), "the SQLite file is created on first start");
     assert_eq!(store.jobs_list(10).await.unwrap(), []);
+}
+
+#[tokio::test]
+async fn an_sqlite_url_opens_the_file_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("from-url.db");
+
+    let store = Store::open(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("open by URL");
+    enqueue(&store, "d-1", 7).await;
+
+    assert!(matches!(store, Store::Sqlite(_)));
+    assert!(path.exists(), "sqlite: URLs create their file too");
+}
+
+#[test]
+fn a_job_key_names_the_forge_repo_and_issue() {
+    let repo = RepoRef {
+        forge: ForgeKind::GitLab,
+        owner_path: "group/sub/project".into(),
+        clone_url: "https://gitlab.example/group/sub/project.git".into(),
+        default_branch: None,
+    };
+
+    let key = JobKey::for_issue(&repo, IssueNumber(12));
+
+    assert_eq!(key, JobKey::new("gitlab", "group/sub/project", 12));
+    assert_eq!(key.dedupe_key(), "gitlab:group/sub/project:12");
 }
 
 #[test]

@@ -8,6 +8,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
+
+use crate::forge::{ForgeKind, IssueNumber, RepoRef};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 
@@ -80,6 +82,15 @@ impl JobKey {
             repo: repo.to_owned(),
             issue_number,
         }
+    }
+
+    /// The key for `issue` of `repo`, with the forge named as in webhook routes (`github`, `gitlab`).
+    pub fn for_issue(repo: &RepoRef, issue: IssueNumber) -> Self {
+        let forge = match repo.forge {
+            ForgeKind::GitHub => "github",
+            ForgeKind::GitLab => "gitlab",
+        };
+        JobKey::new(forge, &repo.owner_path, issue.0)
     }
 
     /// `forge:repo:issue`, the value the `jobs.dedupe_key` unique column holds while the job is active.
