@@ -12,4 +12,5 @@ pub mod git;
 pub mod llm;
 pub mod pipeline;
 pub mod redact;
+pub mod store;
 pub mod work_order;

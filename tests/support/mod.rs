@@ -2,4 +2,5 @@
 //! Each test file is its own crate and uses only part of them, hence `allow(dead_code)`.
 #![allow(dead_code)]
 
+pub mod postgres;
 pub mod scripted_llm;

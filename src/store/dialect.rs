@@ -1,0 +1,430 @@
+//! The store's queries, written once and instantiated per database: only how a write transaction
+//! begins (`BEGIN IMMEDIATE` on SQLite) and how a claim locks its row (`SKIP LOCKED` on PostgreSQL) differ.
+
+use super::{
+    ClaimedJob, Delivery, EnqueueOutcome, Finish, JobDetail, JobEvent, JobKey, JobRecord, JobState,
+    StoreError, StoredDelivery, db, from_millis, retry_backoff, to_millis,
+};
+
+#[derive(sqlx::FromRow)]
+struct JobRow {
+    id: i64,
+    forge: String,
+    repo: String,
+    issue_number: i64,
+    state: String,
+    stage: Option<String>,
+    attempts: i64,
+    run_after: i64,
+    lease_owner: Option<String>,
+    lease_until: Option<i64>,
+    last_error: Option<String>,
+    failure_code: Option<String>,
+    created_at: i64,
+    updated_at: i64,
+}
+
+impl JobRow {
+    fn into_record(self) -> Result<JobRecord, StoreError> {
+        Ok(JobRecord {
+            id: self.id,
+            key: JobKey {
+                forge: self.forge,
+                repo: self.repo,
+                issue_number: issue_number(self.issue_number)?,
+            },
+            state: self.state.parse()?,
+            stage: self.stage,
+            attempts: attempts(self.attempts)?,
+            run_after: from_millis(self.run_after)?,
+            lease_owner: self.lease_owner,
+            lease_until: self.lease_until.map(from_millis).transpose()?,
+            last_error: self.last_error,
+            failure_code: self.failure_code,
+            created_at: from_millis(self.created_at)?,
+            updated_at: from_millis(self.updated_at)?,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct ClaimRow {
+    id: i64,
+    forge: String,
+    repo: String,
+    issue_number: i64,
+    stage: Option<String>,
+    attempts: i64,
+}
+
+#[derive(sqlx::FromRow)]
+struct EventRow {
+    at: i64,
+    stage: String,
+    message: String,
+}
+
+#[derive(sqlx::FromRow)]
+struct DeliveryRow {
+    id: String,
+    forge: String,
+    event: String,
+    received_at: i64,
+    payload: Vec<u8>,
+    job_id: Option<i64>,
+}
+
+fn issue_number(stored: i64) -> Result<u64, StoreError> {
+    u64::try_from(stored).map_err(|_| StoreError::Corrupt {
+        what: "issue number",
+        value: stored.to_string(),
+    })
+}
+
+fn attempts(stored: i64) -> Result<u32, StoreError> {
+    u32::try_from(stored).map_err(|_| StoreError::Corrupt {
+        what: "attempt count",
+        value: stored.to_string(),
+    })
+}
+
+fn issue_column(key: &JobKey) -> i64 {
+    // Issue numbers are small positive integers on both forges; saturate rather than wrap.
+    i64::try_from(key.issue_number).unwrap_or(i64::MAX)
+}
+
+const ACTIVE: &str = "state IN ('queued', 'running')";
+const JOB_COLUMNS: &str = "id, forge, repo, issue_number, state, stage, attempts, run_after, lease_owner, \
+     lease_until, last_error, failure_code, created_at, updated_at";
+
+macro_rules! dialect {
+    ($name:ident, $Db:ty, $begin_write:literal, $claim_lock:literal) => {
+        pub(super) mod $name {
+            use super::*;
+            use chrono::{DateTime, Utc};
+            use sqlx::{Pool, Transaction};
+
+            type Db = $Db;
+
+            async fn begin_write(pool: &Pool<Db>) -> Result<Transaction<'static, Db>, StoreError> {
+                pool.begin_with($begin_write)
+                    .await
+                    .map_err(db("could not begin a transaction"))
+            }
+
+            async fn commit(tx: Transaction<'static, Db>) -> Result<(), StoreError> {
+                tx.commit().await.map_err(db("could not commit"))
+            }
+
+            async fn append_event(
+                tx: &mut Transaction<'static, Db>,
+                job: i64,
+                stage: &str,
+                message: &str,
+                now: DateTime<Utc>,
+            ) -> Result<(), StoreError> {
+                sqlx::query("INSERT INTO job_events (job_id, at, stage, message) VALUES ($1, $2, $3, $4)")
+                    .bind(job)
+                    .bind(to_millis(now))
+                    .bind(stage)
+                    .bind(message)
+                    .execute(&mut **tx)
+                    .await
+                    .map_err(db("could not append a job event"))?;
+                Ok(())
+            }
+
+            pub(in crate::store) async fn record_delivery_and_enqueue(
+                pool: &Pool<Db>,
+                delivery: &Delivery,
+                key: &JobKey,
+                now: DateTime<Utc>,
+            ) -> Result<EnqueueOutcome, StoreError> {
+                let mut tx = begin_write(pool).await?;
+                let inserted = sqlx::query(
+                    "INSERT INTO deliveries (id, forge, event, received_at, payload) VALUES ($1, $2, $3, $4, $5) \
+                     ON CONFLICT (id) DO NOTHING",
+                )
+                .bind(&delivery.id)
+                .bind(&delivery.forge)
+                .bind(&delivery.event)
+                .bind(to_millis(delivery.received_at))
+                .bind(&delivery.payload)
+                .execute(&mut *tx)
+                .await
+                .map_err(db("could not record the delivery"))?;
+                if inserted.rows_affected() == 0 {
+                    tx.rollback().await.map_err(db("could not roll back"))?;
+                    return Ok(EnqueueOutcome::DuplicateDelivery);
+                }
+                let dedupe_key = key.dedupe_key();
+                let new_job: Option<(i64,)> = sqlx::query_as(
+                    "INSERT INTO jobs (forge, repo, issue_number, dedupe_key, state, attempts, run_after, \
+                     created_at, updated_at) VALUES ($1, $2, $3, $4, 'queued', 0, $5, $5, $5) \
+                     ON CONFLICT (dedupe_key) DO NOTHING RETURNING id",
+                )
+                .bind(&key.forge)
+                .bind(&key.repo)
+                .bind(issue_column(key))
+                .bind(&dedupe_key)
+                .bind(to_millis(now))
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(db("could not enqueue the job"))?;
+                let (outcome, job_id) = match new_job {
+                    Some((id,)) => {
+                        let message = format!("delivery {} ({})", delivery.id, delivery.event);
+                        append_event(&mut tx, id, "queued", &message, now).await?;
+                        (EnqueueOutcome::NewJob(id), id)
+                    }
+                    None => {
+                        let (id,): (i64,) = sqlx::query_as(&format!(
+                            "SELECT id FROM jobs WHERE dedupe_key = $1 AND {ACTIVE}"
+                        ))
+                        .bind(&dedupe_key)
+                        .fetch_one(&mut *tx)
+                        .await
+                        .map_err(db("could not find the active job"))?;
+                        (EnqueueOutcome::ActiveJobExists(id), id)
+                    }
+                };
+                sqlx::query("UPDATE deliveries SET job_id = $1 WHERE id = $2")
+                    .bind(job_id)
+                    .bind(&delivery.id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("could not link the delivery to its job"))?;
+                commit(tx).await?;
+                Ok(outcome)
+            }
+
+            pub(in crate::store) async fn claim(
+                pool: &Pool<Db>,
+                owner: &str,
+                until: DateTime<Utc>,
+                now: DateTime<Utc>,
+            ) -> Result<Option<ClaimedJob>, StoreError> {
+                let mut tx = begin_write(pool).await?;
+                let row: Option<ClaimRow> = sqlx::query_as(concat!(
+                    "UPDATE jobs SET state = 'running', lease_owner = $1, lease_until = $2, \
+                     attempts = attempts + 1, updated_at = $3 \
+                     WHERE id = (SELECT id FROM jobs \
+                     WHERE (state = 'queued' AND run_after <= $3) OR (state = 'running' AND lease_until <= $3) \
+                     ORDER BY run_after, id LIMIT 1",
+                    $claim_lock,
+                    ") RETURNING id, forge, repo, issue_number, stage, attempts"
+                ))
+                .bind(owner)
+                .bind(to_millis(until))
+                .bind(to_millis(now))
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(db("could not claim a job"))?;
+                let Some(row) = row else {
+                    tx.rollback().await.map_err(db("could not roll back"))?;
+                    return Ok(None);
+                };
+                let attempts = attempts(row.attempts)?;
+                append_event(&mut tx, row.id, "claimed", &format!("attempt {attempts} by {owner}"), now).await?;
+                commit(tx).await?;
+                Ok(Some(ClaimedJob {
+                    id: row.id,
+                    key: JobKey {
+                        forge: row.forge,
+                        repo: row.repo,
+                        issue_number: issue_number(row.issue_number)?,
+                    },
+                    stage: row.stage,
+                    attempts,
+                    lease_until: until,
+                }))
+            }
+
+            /// Checks inside `tx` that `owner` still holds a live lease on `job`, locking the row.
+            async fn hold_lease(
+                tx: &mut Transaction<'static, Db>,
+                job: i64,
+                owner: &str,
+                now: DateTime<Utc>,
+            ) -> Result<i64, StoreError> {
+                let held: Option<(i64,)> = sqlx::query_as(
+                    "UPDATE jobs SET updated_at = $3 \
+                     WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND lease_until > $3 \
+                     RETURNING attempts",
+                )
+                .bind(job)
+                .bind(owner)
+                .bind(to_millis(now))
+                .fetch_optional(&mut **tx)
+                .await
+                .map_err(db("could not check the lease"))?;
+                held.map(|(attempts,)| attempts).ok_or_else(|| StoreError::LeaseLost {
+                    job,
+                    owner: owner.to_owned(),
+                })
+            }
+
+            pub(in crate::store) async fn renew(
+                pool: &Pool<Db>,
+                job: i64,
+                owner: &str,
+                until: DateTime<Utc>,
+                now: DateTime<Utc>,
+            ) -> Result<(), StoreError> {
+                let mut tx = begin_write(pool).await?;
+                hold_lease(&mut tx, job, owner, now).await?;
+                sqlx::query("UPDATE jobs SET lease_until = $2 WHERE id = $1")
+                    .bind(job)
+                    .bind(to_millis(until))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("could not renew the lease"))?;
+                commit(tx).await
+            }
+
+            pub(in crate::store) async fn record_stage(
+                pool: &Pool<Db>,
+                job: i64,
+                owner: &str,
+                stage: &str,
+                message: &str,
+                now: DateTime<Utc>,
+            ) -> Result<(), StoreError> {
+                let mut tx = begin_write(pool).await?;
+                hold_lease(&mut tx, job, owner, now).await?;
+                sqlx::query("UPDATE jobs SET stage = $2 WHERE id = $1")
+                    .bind(job)
+                    .bind(stage)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("could not record the stage"))?;
+                append_event(&mut tx, job, stage, message, now).await?;
+                commit(tx).await
+            }
+
+            pub(in crate::store) async fn finish(
+                pool: &Pool<Db>,
+                job: i64,
+                owner: &str,
+                outcome: &Finish,
+                now: DateTime<Utc>,
+            ) -> Result<(), StoreError> {
+                let mut tx = begin_write(pool).await?;
+                hold_lease(&mut tx, job, owner, now).await?;
+                let (state, code, error) = match outcome {
+                    Finish::Succeeded => (JobState::Succeeded, None, None),
+                    Finish::Failed { code, error } => (JobState::Failed, Some(code.as_str()), Some(error.as_str())),
+                };
+                sqlx::query(
+                    "UPDATE jobs SET state = $2, dedupe_key = NULL, lease_owner = NULL, lease_until = NULL, \
+                     failure_code = $3, last_error = COALESCE($4, last_error) WHERE id = $1",
+                )
+                .bind(job)
+                .bind(state.as_str())
+                .bind(code)
+                .bind(error)
+                .execute(&mut *tx)
+                .await
+                .map_err(db("could not finish the job"))?;
+                let message = match outcome {
+                    Finish::Succeeded => "succeeded".to_owned(),
+                    Finish::Failed { code, error } => format!("failed ({code}): {error}"),
+                };
+                append_event(&mut tx, job, state.as_str(), &message, now).await?;
+                commit(tx).await
+            }
+
+            pub(in crate::store) async fn retry_later(
+                pool: &Pool<Db>,
+                job: i64,
+                owner: &str,
+                error: &str,
+                now: DateTime<Utc>,
+            ) -> Result<DateTime<Utc>, StoreError> {
+                let mut tx = begin_write(pool).await?;
+                let attempts = attempts(hold_lease(&mut tx, job, owner, now).await?)?;
+                let backoff = retry_backoff(attempts);
+                let run_after = crate::store::lease_end(now, backoff);
+                sqlx::query(
+                    "UPDATE jobs SET state = 'queued', run_after = $2, lease_owner = NULL, lease_until = NULL, \
+                     last_error = $3 WHERE id = $1",
+                )
+                .bind(job)
+                .bind(to_millis(run_after))
+                .bind(error)
+                .execute(&mut *tx)
+                .await
+                .map_err(db("could not requeue the job"))?;
+                let message = format!("attempt {attempts} failed, retrying in {}s: {error}", backoff.as_secs());
+                append_event(&mut tx, job, "retry", &message, now).await?;
+                commit(tx).await?;
+                Ok(run_after)
+            }
+
+            pub(in crate::store) async fn jobs_list(pool: &Pool<Db>, limit: u32) -> Result<Vec<JobRecord>, StoreError> {
+                let rows: Vec<JobRow> =
+                    sqlx::query_as(&format!("SELECT {JOB_COLUMNS} FROM jobs ORDER BY id DESC LIMIT $1"))
+                        .bind(i64::from(limit))
+                        .fetch_all(pool)
+                        .await
+                        .map_err(db("could not list jobs"))?;
+                rows.into_iter().map(JobRow::into_record).collect()
+            }
+
+            pub(in crate::store) async fn job_show(pool: &Pool<Db>, job: i64) -> Result<JobDetail, StoreError> {
+                let row: Option<JobRow> = sqlx::query_as(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1"))
+                    .bind(job)
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(db("could not read the job"))?;
+                let job_record = row.ok_or(StoreError::JobNotFound(job))?.into_record()?;
+                let events: Vec<EventRow> =
+                    sqlx::query_as("SELECT at, stage, message FROM job_events WHERE job_id = $1 ORDER BY id")
+                        .bind(job)
+                        .fetch_all(pool)
+                        .await
+                        .map_err(db("could not read the job's events"))?;
+                let events = events
+                    .into_iter()
+                    .map(|event| {
+                        Ok(JobEvent {
+                            at: from_millis(event.at)?,
+                            stage: event.stage,
+                            message: event.message,
+                        })
+                    })
+                    .collect::<Result<_, StoreError>>()?;
+                Ok(JobDetail { job: job_record, events })
+            }
+
+            pub(in crate::store) async fn delivery(
+                pool: &Pool<Db>,
+                id: &str,
+            ) -> Result<Option<StoredDelivery>, StoreError> {
+                let row: Option<DeliveryRow> = sqlx::query_as(
+                    "SELECT id, forge, event, received_at, payload, job_id FROM deliveries WHERE id = $1",
+                )
+                .bind(id)
+                .fetch_optional(pool)
+                .await
+                .map_err(db("could not read the delivery"))?;
+                row.map(|row| {
+                    Ok(StoredDelivery {
+                        delivery: Delivery {
+                            id: row.id,
+                            forge: row.forge,
+                            event: row.event,
+                            received_at: from_millis(row.received_at)?,
+                            payload: row.payload,
+                        },
+                        job_id: row.job_id,
+                    })
+                })
+                .transpose()
+            }
+        }
+    };
+}
+
+dialect!(sqlite, sqlx::Sqlite, "BEGIN IMMEDIATE", "");
+dialect!(postgres, sqlx::Postgres, "BEGIN", " FOR UPDATE SKIP LOCKED");

@@ -1,0 +1,414 @@
+//! The bot's durable job store: webhook deliveries, the jobs they enqueue, leases and event logs,
+//! on an embedded SQLite file by default or on PostgreSQL when the database URL says `postgres://`.
+
+mod dialect;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+
+use crate::forge::{ForgeKind, IssueNumber, RepoRef};
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+
+/// The first retry waits this long; each later one waits twice as long as the one before.
+pub const RETRY_BASE: Duration = Duration::from_secs(30);
+/// No retry waits longer than this, however many attempts came before.
+pub const RETRY_CAP: Duration = Duration::from_secs(60 * 60);
+
+/// How long opening the store or starting a transaction waits for a connection before giving up.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What can go wrong in the store; callers branch on `LeaseLost` and `JobNotFound`.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "job {job} is no longer leased to worker {owner:?} (its lease expired or another worker took it)"
+    )]
+    LeaseLost { job: i64, owner: String },
+    #[error("job {0} does not exist")]
+    JobNotFound(i64),
+    #[error(
+        "database URL scheme {scheme:?} is not supported: use postgres://, postgresql://, sqlite: or a file path"
+    )]
+    UnsupportedUrl { scheme: String },
+    #[error("database {context}: {source}")]
+    Database {
+        context: &'static str,
+        #[source]
+        source: sqlx::Error,
+    },
+    #[error("database migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("database holds an invalid {what}: {value:?}")]
+    Corrupt { what: &'static str, value: String },
+}
+
+pub(crate) fn db(context: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
+    move |source| StoreError::Database { context, source }
+}
+
+/// A webhook delivery as it arrived: its id is GitHub's `X-GitHub-Delivery` or GitLab's `Idempotency-Key`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub id: String,
+    pub forge: String,
+    pub event: String,
+    pub received_at: DateTime<Utc>,
+    pub payload: Vec<u8>,
+}
+
+/// A delivery read back from the store, with the job it started or joined (for `autofix replay`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredDelivery {
+    pub delivery: Delivery,
+    pub job_id: Option<i64>,
+}
+
+/// Which issue a job works on; at most one queued or running job exists per key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobKey {
+    pub forge: String,
+    pub repo: String,
+    pub issue_number: u64,
+}
+
+impl JobKey {
+    pub fn new(forge: &str, repo: &str, issue_number: u64) -> Self {
+        JobKey {
+            forge: forge.to_owned(),
+            repo: repo.to_owned(),
+            issue_number,
+        }
+    }
+
+    /// The key for `issue` of `repo`, with the forge named as in webhook routes (`github`, `gitlab`).
+    pub fn for_issue(repo: &RepoRef, issue: IssueNumber) -> Self {
+        let forge = match repo.forge {
+            ForgeKind::GitHub => "github",
+            ForgeKind::GitLab => "gitlab",
+        };
+        JobKey::new(forge, &repo.owner_path, issue.0)
+    }
+
+    /// `forge:repo:issue`, the value the `jobs.dedupe_key` unique column holds while the job is active.
+    pub fn dedupe_key(&self) -> String {
+        format!("{}:{}:{}", self.forge, self.repo, self.issue_number)
+    }
+}
+
+/// What recording a delivery did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnqueueOutcome {
+    NewJob(i64),
+    DuplicateDelivery,
+    ActiveJobExists(i64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Queued => "queued",
+            JobState::Running => "running",
+            JobState::Succeeded => "succeeded",
+            JobState::Failed => "failed",
+        }
+    }
+}
+
+impl FromStr for JobState {
+    type Err = StoreError;
+
+    fn from_str(value: &str) -> Result<Self, StoreError> {
+        match value {
+            "queued" => Ok(JobState::Queued),
+            "running" => Ok(JobState::Running),
+            "succeeded" => Ok(JobState::Succeeded),
+            "failed" => Ok(JobState::Failed),
+            other => Err(StoreError::Corrupt {
+                what: "job state",
+                value: other.to_owned(),
+            }),
+        }
+    }
+}
+
+/// A job a worker now holds a lease on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedJob {
+    pub id: i64,
+    pub key: JobKey,
+    /// The last stage a previous attempt completed, so a reclaimed job can resume after it.
+    pub stage: Option<String>,
+    /// Claims so far, this one included.
+    pub attempts: u32,
+    pub lease_until: DateTime<Utc>,
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finish {
+    Succeeded,
+    Failed { code: String, error: String },
+}
+
+/// One row of `jobs`, as `autofix jobs` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRecord {
+    pub id: i64,
+    pub key: JobKey,
+    pub state: JobState,
+    pub stage: Option<String>,
+    pub attempts: u32,
+    pub run_after: DateTime<Utc>,
+    pub lease_owner: Option<String>,
+    pub lease_until: Option<DateTime<Utc>>,
+    pub last_error: Option<String>,
+    pub failure_code: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// One entry of a job's history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobEvent {
+    pub at: DateTime<Utc>,
+    pub stage: String,
+    pub message: String,
+}
+
+/// A job with its whole history, oldest event first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobDetail {
+    pub job: JobRecord,
+    pub events: Vec<JobEvent>,
+}
+
+/// How long the retry after `attempts` claims waits: doubling from [`RETRY_BASE`], capped at [`RETRY_CAP`].
+pub fn retry_backoff(attempts: u32) -> Duration {
+    let doublings = attempts.saturating_sub(1).min(16);
+    RETRY_BASE.saturating_mul(1u32 << doublings).min(RETRY_CAP)
+}
+
+/// The job store over one of the two supported databases.
+#[derive(Debug, Clone)]
+pub enum Store {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+impl Store {
+    /// Opens `url` and brings its schema up to date: `postgres://` or `postgresql://` selects PostgreSQL,
+    /// `sqlite:` or a plain file path selects an SQLite file (created on first start).
+    pub async fn open(url: &str) -> Result<Store, StoreError> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Self::open_postgres(url).await;
+        }
+        if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url).map_err(db("URL is invalid"))?;
+            return Self::open_sqlite_with(options).await;
+        }
+        if let Some((scheme, _)) = url.split_once("://") {
+            return Err(StoreError::UnsupportedUrl {
+                scheme: scheme.to_owned(),
+            });
+        }
+        Self::open_sqlite(Path::new(url)).await
+    }
+
+    /// Opens (creating it if missing) the SQLite file at `path` and runs its migrations.
+    pub async fn open_sqlite(path: &Path) -> Result<Store, StoreError> {
+        Self::open_sqlite_with(SqliteConnectOptions::new().filename(path)).await
+    }
+
+    async fn open_sqlite_with(options: SqliteConnectOptions) -> Result<Store, StoreError> {
+        // WAL lets readers (`autofix jobs`) proceed while a worker writes.
+        let options = options
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(10));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(db("could not open the SQLite file"))?;
+        sqlx::migrate!("migrations/sqlite").run(&pool).await?;
+        Ok(Store::Sqlite(pool))
+    }
+
+    /// Connects to PostgreSQL at `url` and runs its migrations.
+    pub async fn open_postgres(url: &str) -> Result<Store, StoreError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect(url)
+            .await
+            .map_err(db("could not connect to PostgreSQL"))?;
+        sqlx::migrate!("migrations/postgres").run(&pool).await?;
+        Ok(Store::Postgres(pool))
+    }
+
+    /// Records `delivery` and, in the same transaction, enqueues a job for `key` unless the delivery
+    /// was seen before (nothing written) or a job for `key` is already active (the delivery joins it).
+    pub async fn record_delivery_and_enqueue(
+        &self,
+        delivery: &Delivery,
+        key: &JobKey,
+        now: DateTime<Utc>,
+    ) -> Result<EnqueueOutcome, StoreError> {
+        match self {
+            Store::Sqlite(pool) => {
+                dialect::sqlite::record_delivery_and_enqueue(pool, delivery, key, now).await
+            }
+            Store::Postgres(pool) => {
+                dialect::postgres::record_delivery_and_enqueue(pool, delivery, key, now).await
+            }
+        }
+    }
+
+    /// Leases the oldest runnable job to `owner` for `lease`: a queued job whose `run_after` has passed,
+    /// or a running job whose lease expired because its worker died.
+    pub async fn claim(
+        &self,
+        owner: &str,
+        lease: Duration,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ClaimedJob>, StoreError> {
+        let until = lease_end(now, lease);
+        match self {
+            Store::Sqlite(pool) => dialect::sqlite::claim(pool, owner, until, now).await,
+            Store::Postgres(pool) => dialect::postgres::claim(pool, owner, until, now).await,
+        }
+    }
+
+    /// Extends `owner`'s lease on `job` to `now + lease`; fails with `LeaseLost` once it expired or moved.
+    pub async fn renew(
+        &self,
+        job: i64,
+        owner: &str,
+        lease: Duration,
+        now: DateTime<Utc>,
+    ) -> Result<DateTime<Utc>, StoreError> {
+        let until = lease_end(now, lease);
+        match self {
+            Store::Sqlite(pool) => dialect::sqlite::renew(pool, job, owner, until, now).await?,
+            Store::Postgres(pool) => dialect::postgres::renew(pool, job, owner, until, now).await?,
+        }
+        Ok(until)
+    }
+
+    /// Marks `stage` completed on `job` and appends `message` to its history.
+    pub async fn record_stage(
+        &self,
+        job: i64,
+        owner: &str,
+        stage: &str,
+        message: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(pool) => {
+                dialect::sqlite::record_stage(pool, job, owner, stage, message, now).await
+            }
+            Store::Postgres(pool) => {
+                dialect::postgres::record_stage(pool, job, owner, stage, message, now).await
+            }
+        }
+    }
+
+    /// Ends `job` for good and frees its dedupe key, so a later label starts a new job.
+    pub async fn finish(
+        &self,
+        job: i64,
+        owner: &str,
+        outcome: &Finish,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(pool) => dialect::sqlite::finish(pool, job, owner, outcome, now).await,
+            Store::Postgres(pool) => {
+                dialect::postgres::finish(pool, job, owner, outcome, now).await
+            }
+        }
+    }
+
+    /// Puts `job` back in the queue after [`retry_backoff`] of its attempts; returns when it may run again.
+    pub async fn retry_later(
+        &self,
+        job: i64,
+        owner: &str,
+        error: &str,
+        now: DateTime<Utc>,
+    ) -> Result<DateTime<Utc>, StoreError> {
+        match self {
+            Store::Sqlite(pool) => dialect::sqlite::retry_later(pool, job, owner, error, now).await,
+            Store::Postgres(pool) => {
+                dialect::postgres::retry_later(pool, job, owner, error, now).await
+            }
+        }
+    }
+
+    /// The `limit` most recently created jobs, newest first.
+    pub async fn jobs_list(&self, limit: u32) -> Result<Vec<JobRecord>, StoreError> {
+        match self {
+            Store::Sqlite(pool) => dialect::sqlite::jobs_list(pool, limit).await,
+            Store::Postgres(pool) => dialect::postgres::jobs_list(pool, limit).await,
+        }
+    }
+
+    /// `job` with its history; `JobNotFound` when no such job exists.
+    pub async fn job_show(&self, job: i64) -> Result<JobDetail, StoreError> {
+        match self {
+            Store::Sqlite(pool) => dialect::sqlite::job_show(pool, job).await,
+            Store::Postgres(pool) => dialect::postgres::job_show(pool, job).await,
+        }
+    }
+
+    /// The delivery recorded under `id`, if any.
+    pub async fn delivery(&self, id: &str) -> Result<Option<StoredDelivery>, StoreError> {
+        match self {
+            Store::Sqlite(pool) => dialect::sqlite::delivery(pool, id).await,
+            Store::Postgres(pool) => dialect::postgres::delivery(pool, id).await,
+        }
+    }
+
+    /// Closes every pooled connection.
+    pub async fn close(&self) {
+        match self {
+            Store::Sqlite(pool) => pool.close().await,
+            Store::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+pub(crate) fn lease_end(now: DateTime<Utc>, lease: Duration) -> DateTime<Utc> {
+    chrono::TimeDelta::from_std(lease)
+        .ok()
+        .and_then(|delta| now.checked_add_signed(delta))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+pub(crate) fn to_millis(at: DateTime<Utc>) -> i64 {
+    at.timestamp_millis()
+}
+
+pub(crate) fn from_millis(millis: i64) -> Result<DateTime<Utc>, StoreError> {
+    Utc.timestamp_millis_opt(millis)
+        .single()
+        .ok_or_else(|| StoreError::Corrupt {
+            what: "timestamp",
+            value: millis.to_string(),
+        })
+}

@@ -1,0 +1,579 @@
+//! Stories about the durable job store, each told twice: on a real SQLite file and on a real
+//! PostgreSQL server the harness starts itself.
+
+mod support;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use autofix::forge::{ForgeKind, IssueNumber, RepoRef};
+use autofix::store::{
+    Delivery, EnqueueOutcome, Finish, JobKey, JobState, RETRY_BASE, RETRY_CAP, Store, StoreError,
+    retry_backoff,
+};
+use chrono::{DateTime, TimeZone, Utc};
+
+const LEASE: Duration = Duration::from_secs(60);
+
+/// A store on one backend, with the temp dir an SQLite file lives in kept alive.
+struct Harness {
+    store: Store,
+    url: String,
+    _dir: Option<tempfile::TempDir>,
+}
+
+async fn sqlite() -> Harness {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = dir.path().join("autofix.db").display().to_string();
+    let store = Store::open(&url).await.expect("open SQLite store");
+    Harness {
+        store,
+        url,
+        _dir: Some(dir),
+    }
+}
+
+async fn postgres() -> Harness {
+    let url = support::postgres::fresh_database().await;
+    let store = Store::open(&url).await.expect("open PostgreSQL store");
+    Harness {
+        store,
+        url,
+        _dir: None,
+    }
+}
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap()
+}
+
+fn after(seconds: i64) -> DateTime<Utc> {
+    t0() + chrono::TimeDelta::seconds(seconds)
+}
+
+fn labelled(id: &str) -> Delivery {
+    Delivery {
+        id: id.to_owned(),
+        forge: "github".to_owned(),
+        event: "issues".to_owned(),
+        received_at: t0(),
+        payload: format!("{{\"delivery\":\"{id}\",\"action\":\"labeled\"}}").into_bytes(),
+    }
+}
+
+fn issue(number: u64) -> JobKey {
+    JobKey::new("github", "acme/widgets", number)
+}
+
+async fn enqueue(store: &Store, delivery: &str, number: u64) -> i64 {
+    match store
+        .record_delivery_and_enqueue(&labelled(delivery), &issue(number), t0())
+        .await
+        .expect("enqueue")
+    {
+        EnqueueOutcome::NewJob(id) => id,
+        other => panic!("expected a new job for {delivery}, got {other:?}"),
+    }
+}
+
+async fn a_delivery_enqueues_one_job(t: Harness) {
+    let job = enqueue(&t.store, "d-1", 7).await;
+
+    let jobs = t.store.jobs_list(10).await.unwrap();
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].id, job);
+    assert_eq!(jobs[0].state, JobState::Queued);
+    assert_eq!(jobs[0].key, issue(7));
+    assert_eq!(jobs[0].attempts, 0);
+    let stored = t
+        .store
+        .delivery("d-1")
+        .await
+        .unwrap()
+        .expect("delivery kept");
+    assert_eq!(stored.delivery, labelled("d-1"));
+    assert_eq!(stored.job_id, Some(job));
+    assert_eq!(t.store.delivery("never-sent").await.unwrap(), None);
+}
+
+async fn the_same_delivery_again_is_a_duplicate(t: Harness) {
+    enqueue(&t.store, "d-1", 7).await;
+
+    let again = t
+        .store
+        .record_delivery_and_enqueue(&labelled("d-1"), &issue(8), after(5))
+        .await
+        .unwrap();
+
+    assert_eq!(again, EnqueueOutcome::DuplicateDelivery);
+    let jobs = t.store.jobs_list(10).await.unwrap();
+    assert_eq!(jobs.len(), 1, "a redelivery writes nothing");
+    assert_eq!(jobs[0].key, issue(7));
+}
+
+async fn another_delivery_for_the_same_issue_while_a_job_is_active_adds_no_job(t: Harness) {
+    let job = enqueue(&t.store, "d-1", 7).await;
+
+    let while_queued = t
+        .store
+        .record_delivery_and_enqueue(&labelled("d-2"), &issue(7), after(1))
+        .await
+        .unwrap();
+    t.store
+        .claim("worker-a", LEASE, after(2))
+        .await
+        .unwrap()
+        .expect("claimed");
+    let while_running = t
+        .store
+        .record_delivery_and_enqueue(&labelled("d-3"), &issue(7), after(3))
+        .await
+        .unwrap();
+
+    assert_eq!(while_queued, EnqueueOutcome::ActiveJobExists(job));
+    assert_eq!(while_running, EnqueueOutcome::ActiveJobExists(job));
+    assert_eq!(t.store.jobs_list(10).await.unwrap().len(), 1);
+    let joined = t
+        .store
+        .delivery("d-3")
+        .await
+        .unwrap()
+        .expect("delivery kept");
+    assert_eq!(
+        joined.job_id,
+        Some(job),
+        "the delivery points at the active job"
+    );
+}
+
+async fn two_deliveries_for_the_same_issue_arriving_at_once_make_one_job(t: Harness) {
+    let racers = (0..8).map(|n| {
+        let store = t.store.clone();
+        tokio::spawn(async move {
+            store
+                .record_delivery_and_enqueue(&labelled(&format!("race-{n}")), &issue(7), t0())
+                .await
+                .expect("enqueue")
+        })
+    });
+    let mut outcomes = Vec::new();
+    for racer in racers.collect::<Vec<_>>() {
+        outcomes.push(racer.await.expect("racing task"));
+    }
+
+    let new_jobs: Vec<i64> = outcomes
+        .iter()
+        .filter_map(|outcome| match outcome {
+            EnqueueOutcome::NewJob(id) => Some(*id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        new_jobs.len(),
+        1,
+        "exactly one delivery makes the job: {outcomes:?}"
+    );
+    let joined = outcomes
+        .iter()
+        .filter(|outcome| **outcome == EnqueueOutcome::ActiveJobExists(new_jobs[0]))
+        .count();
+    assert_eq!(joined, 7, "the others join it: {outcomes:?}");
+    assert_eq!(t.store.jobs_list(10).await.unwrap().len(), 1);
+}
+
+async fn two_workers_claiming_concurrently_never_get_the_same_job(t: Harness) {
+    for number in 1..=20 {
+        enqueue(&t.store, &format!("d-{number}"), number).await;
+    }
+
+    let workers = (0..6).map(|worker| {
+        let store = t.store.clone();
+        tokio::spawn(async move {
+            let owner = format!("worker-{worker}");
+            let mut mine = Vec::new();
+            while let Some(job) = store.claim(&owner, LEASE, after(1)).await.expect("claim") {
+                mine.push(job.id);
+            }
+            mine
+        })
+    });
+    let mut claimed = Vec::new();
+    for worker in workers.collect::<Vec<_>>() {
+        claimed.extend(worker.await.expect("worker task"));
+    }
+
+    let distinct: HashSet<i64> = claimed.iter().copied().collect();
+    assert_eq!(
+        claimed.len(),
+        20,
+        "every job claimed exactly once: {claimed:?}"
+    );
+    assert_eq!(distinct.len(), 20, "no job claimed twice: {claimed:?}");
+}
+
+async fn an_expired_lease_is_reclaimed(t: Harness) {
+    let job = enqueue(&t.store, "d-1", 7).await;
+    let first = t
+        .store
+        .claim("worker-a", LEASE, after(0))
+        .await
+        .unwrap()
+        .unwrap();
+    t.store
+        .record_stage(job, "worker-a", "plan", "planned the fix", after(10))
+        .await
+        .unwrap();
+
+    let while_leased = t.store.claim("worker-b", LEASE, after(59)).await.unwrap();
+    let after_expiry = t.store.claim("worker-b", LEASE, after(60)).await.unwrap();
+
+    assert_eq!(first.attempts, 1);
+    assert_eq!(while_leased, None, "a live lease is respected");
+    let reclaimed = after_expiry.expect("the crashed worker's job is reclaimed");
+    assert_eq!(reclaimed.id, job);
+    assert_eq!(reclaimed.attempts, 2);
+    assert_eq!(
+        reclaimed.stage.as_deref(),
+        Some("plan"),
+        "resumes after the last stage"
+    );
+    assert_eq!(reclaimed.lease_until, after(120));
+}
+
+async fn a_renew_after_losing_the_lease_fails(t: Harness) {
+    let job = enqueue(&t.store, "d-1", 7).await;
+    t.store
+        .claim("worker-a", LEASE, after(0))
+        .await
+        .unwrap()
+        .unwrap();
+
+    let renewed = t
+        .store
+        .renew(job, "worker-a", LEASE, after(50))
+        .await
+        .unwrap();
+    let still_held = t.store.claim("worker-b", LEASE, after(70)).await.unwrap();
+    let taken = t.store.claim("worker-b", LEASE, after(110)).await.unwrap();
+    let late_renew = t.store.renew(job, "worker-a", LEASE, after(111)).await;
+    let late_stage = t
+        .store
+        .record_stage(job, "worker-a", "edit", "too late", after(111))
+        .await;
+    let late_finish = t
+        .store
+        .finish(job, "worker-a", &Finish::Succeeded, after(111))
+        .await;
+
+    assert_eq!(renewed, after(110));
+    assert_eq!(still_held, None, "the renewed lease outlived the first one");
+    assert_eq!(taken.map(|job| job.id), Some(job));
+    for lost in [late_renew.map(|_| ()), late_stage, late_finish] {
+        match lost {
+            Err(StoreError::LeaseLost {
+                job: lost_job,
+                owner,
+            }) => {
+                assert_eq!((lost_job, owner.as_str()), (job, "worker-a"));
+            }
+            other => panic!("expected LeaseLost, got {other:?}"),
+        }
+    }
+    let message = StoreError::LeaseLost {
+        job,
+        owner: "worker-a".into(),
+    }
+    .to_string();
+    assert!(
+        message.contains("no longer leased to worker \"worker-a\""),
+        "{message}"
+    );
+}
+
+async fn retry_backoff_grows(t: Harness) {
+    let job = enqueue(&t.store, "d-1", 7).await;
+    t.store
+        .claim("worker-a", LEASE, after(0))
+        .await
+        .unwrap()
+        .unwrap();
+
+    let first_retry = t
+        .store
+        .retry_later(job, "worker-a", "forge rate limited", after(1))
+        .await
+        .unwrap();
+    let too_early = t.store.claim("worker-a", LEASE, after(30)).await.unwrap();
+    let second = t
+        .store
+        .claim("worker-a", LEASE, after(31))
+        .await
+        .unwrap()
+        .unwrap();
+    let second_retry = t
+        .store
+        .retry_later(job, "worker-a", "forge rate limited again", after(32))
+        .await
+        .unwrap();
+
+    assert_eq!(first_retry, after(31), "first retry waits the base backoff");
+    assert_eq!(
+        too_early, None,
+        "a job waiting out its backoff is not claimed"
+    );
+    assert_eq!(second.attempts, 2);
+    assert_eq!(
+        second_retry,
+        after(32 + 60),
+        "the second retry waits twice as long"
+    );
+    let shown = t.store.job_show(job).await.unwrap();
+    assert_eq!(shown.job.state, JobState::Queued);
+    assert_eq!(shown.job.run_after, after(92));
+    assert_eq!(
+        shown.job.last_error.as_deref(),
+        Some("forge rate limited again")
+    );
+    assert_eq!(shown.job.lease_owner, None);
+    let retries: Vec<&str> = shown
+        .events
+        .iter()
+        .filter(|event| event.stage == "retry")
+        .map(|event| event.message.as_str())
+        .collect();
+    assert_eq!(
+        retries,
+        [
+            "attempt 1 failed, retrying in 30s: forge rate limited",
+            "attempt 2 failed, retrying in 60s: forge rate limited again",
+        ]
+    );
+}
+
+async fn stages_and_events_are_recorded_and_read_back(t: Harness) {
+    let job = enqueue(&t.store, "d-1", 7).await;
+    t.store
+        .claim("worker-a", LEASE, after(1))
+        .await
+        .unwrap()
+        .unwrap();
+
+    t.store
+        .record_stage(job, "worker-a", "clone", "cloned acme/widgets", after(2))
+        .await
+        .unwrap();
+    t.store
+        .record_stage(job, "worker-a", "edit", "edited src/lib.rs", after(3))
+        .await
+        .unwrap();
+
+    let shown = t.store.job_show(job).await.unwrap();
+    assert_eq!(shown.job.stage.as_deref(), Some("edit"));
+    assert_eq!(shown.job.state, JobState::Running);
+    assert_eq!(shown.job.lease_owner.as_deref(), Some("worker-a"));
+    assert_eq!(shown.job.lease_until, Some(after(61)));
+    let history: Vec<(DateTime<Utc>, &str, &str)> = shown
+        .events
+        .iter()
+        .map(|event| (event.at, event.stage.as_str(), event.message.as_str()))
+        .collect();
+    assert_eq!(
+        history,
+        [
+            (t0(), "queued", "delivery d-1 (issues)"),
+            (after(1), "claimed", "attempt 1 by worker-a"),
+            (after(2), "clone", "cloned acme/widgets"),
+            (after(3), "edit", "edited src/lib.rs"),
+        ]
+    );
+    assert!(matches!(
+        t.store.job_show(job + 100).await,
+        Err(StoreError::JobNotFound(missing)) if missing == job + 100
+    ));
+}
+
+async fn finished_jobs_free_the_dedupe_key_so_a_new_label_makes_a_new_job(t: Harness) {
+    let first = enqueue(&t.store, "d-1", 7).await;
+    t.store
+        .claim("worker-a", LEASE, after(1))
+        .await
+        .unwrap()
+        .unwrap();
+    t.store
+        .finish(first, "worker-a", &Finish::Succeeded, after(2))
+        .await
+        .unwrap();
+
+    let second = enqueue(&t.store, "d-2", 7).await;
+    t.store
+        .claim("worker-a", LEASE, after(3))
+        .await
+        .unwrap()
+        .unwrap();
+    let failure = Finish::Failed {
+        code: "validation_failed".into(),
+        error: "cargo test failed twice".into(),
+    };
+    t.store
+        .finish(second, "worker-a", &failure, after(4))
+        .await
+        .unwrap();
+    let third = enqueue(&t.store, "d-3", 7).await;
+
+    assert_ne!(first, second);
+    assert_ne!(second, third);
+    let jobs = t.store.jobs_list(10).await.unwrap();
+    let states: Vec<(i64, JobState)> = jobs.iter().map(|job| (job.id, job.state)).collect();
+    assert_eq!(
+        states,
+        [
+            (third, JobState::Queued),
+            (second, JobState::Failed),
+            (first, JobState::Succeeded),
+        ],
+        "newest first"
+    );
+    assert_eq!(jobs[1].failure_code.as_deref(), Some("validation_failed"));
+    assert_eq!(
+        jobs[1].last_error.as_deref(),
+        Some("cargo test failed twice")
+    );
+    assert_eq!(jobs[1].lease_owner, None);
+    assert_eq!(
+        t.store.jobs_list(1).await.unwrap().len(),
+        1,
+        "the limit is honoured"
+    );
+}
+
+async fn migrations_run_again_on_an_existing_database(t: Harness) {
+    let job = enqueue(&t.store, "d-1", 7).await;
+    t.store.close().await;
+
+    let reopened = Store::open(&t.url).await.expect("reopen the same database");
+
+    let jobs = reopened.jobs_list(10).await.unwrap();
+    assert_eq!(jobs.len(), 1, "reopening keeps the data");
+    assert_eq!(jobs[0].id, job);
+    assert_eq!(
+        reopened
+            .record_delivery_and_enqueue(&labelled("d-1"), &issue(7), after(1))
+            .await
+            .unwrap(),
+        EnqueueOutcome::DuplicateDelivery
+    );
+}
+
+/// Runs each story once per backend, in `on_sqlite::` and `on_postgres::`.
+macro_rules! stories {
+    ($($story:ident),* $(,)?) => {
+        mod on_sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $story() {
+                    super::$story(super::sqlite().await).await;
+                }
+            )*
+        }
+        mod on_postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $story() {
+                    super::$story(super::postgres().await).await;
+                }
+            )*
+        }
+    };
+}
+
+stories!(
+    a_delivery_enqueues_one_job,
+    the_same_delivery_again_is_a_duplicate,
+    another_delivery_for_the_same_issue_while_a_job_is_active_adds_no_job,
+    two_deliveries_for_the_same_issue_arriving_at_once_make_one_job,
+    two_workers_claiming_concurrently_never_get_the_same_job,
+    an_expired_lease_is_reclaimed,
+    a_renew_after_losing_the_lease_fails,
+    retry_backoff_grows,
+    stages_and_events_are_recorded_and_read_back,
+    finished_jobs_free_the_dedupe_key_so_a_new_label_makes_a_new_job,
+    migrations_run_again_on_an_existing_database,
+);
+
+#[tokio::test]
+async fn migrations_create_a_new_sqlite_file_on_first_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested-is-not-needed.db");
+    assert!(!path.exists());
+
+    let store = Store::open_sqlite(&path).await.expect("create the store");
+
+    assert!(path.exists(), "the SQLite file is created on first start");
+    assert_eq!(store.jobs_list(10).await.unwrap(), []);
+}
+
+#[tokio::test]
+async fn an_sqlite_url_opens_the_file_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("from-url.db");
+
+    let store = Store::open(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("open by URL");
+    enqueue(&store, "d-1", 7).await;
+
+    assert!(matches!(store, Store::Sqlite(_)));
+    assert!(path.exists(), "sqlite: URLs create their file too");
+}
+
+#[test]
+fn a_job_key_names_the_forge_repo_and_issue() {
+    let repo = RepoRef {
+        forge: ForgeKind::GitLab,
+        owner_path: "group/sub/project".into(),
+        clone_url: "https://gitlab.example/group/sub/project.git".into(),
+        default_branch: None,
+    };
+
+    let key = JobKey::for_issue(&repo, IssueNumber(12));
+
+    assert_eq!(key, JobKey::new("gitlab", "group/sub/project", 12));
+    assert_eq!(key.dedupe_key(), "gitlab:group/sub/project:12");
+}
+
+#[test]
+fn retry_backoff_doubles_from_the_base_up_to_the_cap() {
+    let waits: Vec<u64> = (1..=9)
+        .map(|attempts| retry_backoff(attempts).as_secs())
+        .collect();
+
+    assert_eq!(waits, [30, 60, 120, 240, 480, 960, 1920, 3600, 3600]);
+    assert_eq!(retry_backoff(0), RETRY_BASE);
+    assert_eq!(retry_backoff(u32::MAX), RETRY_CAP);
+}
+
+#[tokio::test]
+async fn an_unsupported_database_url_is_refused_by_its_scheme() {
+    let refused = Store::open("mysql://bot:hunter2@db.internal/autofix").await;
+
+    let message = refused.expect_err("mysql is not supported").to_string();
+    assert_eq!(
+        message,
+        "database URL scheme \"mysql\" is not supported: use postgres://, postgresql://, sqlite: or a file path"
+    );
+    assert!(
+        !message.contains("hunter2"),
+        "the URL's password is never echoed"
+    );
+}
+
+#[tokio::test]
+async fn a_malformed_postgres_url_is_reported_as_such() {
+    let refused = Store::open("postgres://bot@127.0.0.1:not-a-port/autofix").await;
+
+    let message = refused.expect_err("the port is not a number").to_string();
+    assert!(
+        message.starts_with("database could not connect to PostgreSQL: "),
+        "{message}"
+    );
+}
