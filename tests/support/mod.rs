@@ -3,4 +3,5 @@
 #![allow(dead_code)]
 
 pub mod postgres;
+pub mod repo;
 pub mod scripted_llm;
