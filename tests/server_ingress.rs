@@ -42,6 +42,10 @@ struct Ingress {
 
 impl Ingress {
     async fn start(trigger_label: &str) -> Ingress {
+        Self::start_with(trigger_label, Duration::from_secs(5)).await
+    }
+
+    async fn start_with(trigger_label: &str, read_timeout: Duration) -> Ingress {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_sqlite(&dir.path().join("autofix.db"))
             .await
@@ -55,7 +59,7 @@ impl Ingress {
             gitlab_secrets: vec![SecretString::from(GITLAB_TOKEN)],
             trigger_label: trigger_label.to_owned(),
             body_limit: BODY_LIMIT,
-            read_timeout: Duration::from_secs(5),
+            read_timeout,
             metrics: Arc::new(Metrics::default()),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -390,6 +394,26 @@ async fn a_body_over_the_limit_is_refused_with_413() {
 }
 
 #[tokio::test]
+async fn a_sender_that_stalls_mid_body_is_answered_408() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let ingress = Ingress::start_with(GITHUB_TRIGGER, Duration::from_millis(300)).await;
+    let address = ingress.base.trim_start_matches("http://");
+    let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+    let head = "POST /webhooks/github HTTP/1.1\r\nHost: localhost\r\nX-GitHub-Event: issues\r\n\
+                X-GitHub-Delivery: slow-1\r\nContent-Length: 1000\r\n\r\n{\"action\":";
+    socket.write_all(head.as_bytes()).await.unwrap();
+    let mut response = vec![0; 1024];
+    let read = tokio::time::timeout(Duration::from_secs(10), socket.read(&mut response))
+        .await
+        .expect("the server answers a stalled body within its read timeout")
+        .unwrap();
+    let response = String::from_utf8_lossy(&response[..read]);
+    assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+    assert!(response.contains("server.read_timeout_secs"), "{response}");
+    assert_eq!(ingress.job_count().await, 0);
+}
+
+#[tokio::test]
 async fn health_and_readiness_answer_while_the_store_is_open_and_readiness_fails_once_it_closes() {
     let ingress = Ingress::start(GITHUB_TRIGGER).await;
     assert_eq!(
@@ -479,4 +503,31 @@ async fn the_metrics_count_every_delivery_by_forge_and_outcome() {
     );
     assert_eq!(metric(&text, "autofix_jobs_enqueued_total"), 1);
     assert!(text.contains("# TYPE autofix_jobs_enqueued_total counter"));
+}
+
+#[tokio::test]
+async fn the_server_stops_when_told_to_shut_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_sqlite(&dir.path().join("autofix.db"))
+        .await
+        .unwrap();
+    let state = ServerState {
+        store,
+        github_secrets: vec![SecretString::from(GITHUB_SECRET)],
+        gitlab_secrets: vec![],
+        trigger_label: GITHUB_TRIGGER.to_owned(),
+        body_limit: BODY_LIMIT,
+        read_timeout: Duration::from_secs(5),
+        metrics: Arc::new(Metrics::default()),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server::serve(listener, server::router(state), async move {
+        let _ = stopped.await;
+    }));
+    stop.send(()).unwrap();
+    let finished = tokio::time::timeout(Duration::from_secs(5), serving)
+        .await
+        .expect("serve returns after the shutdown signal");
+    assert!(finished.unwrap().is_ok());
 }
