@@ -12,5 +12,6 @@ pub mod git;
 pub mod llm;
 pub mod pipeline;
 pub mod redact;
+pub mod server;
 pub mod store;
 pub mod work_order;

@@ -14,6 +14,7 @@ use autofix::failure::FailureCode;
 use autofix::git::Identity;
 use autofix::pipeline::fix::FixOptions;
 use autofix::redact::Redactor;
+use autofix::server::{self, ServerState};
 use autofix::work_order::RunOptions;
 use clap::{Parser, Subcommand};
 use secrecy::ExposeSecret;
@@ -91,6 +92,13 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Run the webhook ingress: authenticate deliveries and queue jobs in the store (the worker
+    /// that runs the jobs is not part of this command yet).
+    Serve {
+        /// A service configuration file laid over the defaults.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Validate the service configuration (defaults, an optional file, AUTOFIX__* variables).
     Config {
         #[command(subcommand)]
@@ -123,6 +131,7 @@ fn main() -> ExitCode {
         Command::Config {
             action: ConfigAction::Check { config, repo },
         } => config_check(config, repo),
+        Command::Serve { config } => serve_command(config),
         Command::Fix {
             repo,
             issue_file,
@@ -222,10 +231,81 @@ fn fix_command(
     }
 }
 
+fn serve_command(config_file: Option<PathBuf>) -> ExitCode {
+    let on_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    tracing_subscriber::fmt()
+        .with_target(false)
+        .with_ansi(on_terminal)
+        .init();
+    let config = match load_service_config(config_file.as_ref()) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("autofix serve: {message}");
+            return ExitCode::from(FailureCode::InvalidInput.exit_status());
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime starts");
+    match runtime.block_on(serve(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("autofix serve: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Opens the store (creating an SQLite file with its migrations), binds and serves until
+/// SIGTERM or ctrl-c.
+async fn serve(config: ServiceConfig) -> Result<(), String> {
+    let database_url = config.database_url();
+    let store = autofix::store::Store::open(&database_url)
+        .await
+        .map_err(|err| format!("database.url: {err}"))?;
+    let listener = tokio::net::TcpListener::bind(&config.server.listen)
+        .await
+        .map_err(|err| {
+            format!(
+                "server.listen: cannot listen on {}: {err}",
+                config.server.listen
+            )
+        })?;
+    let address = listener
+        .local_addr()
+        .map_err(|err| format!("server.listen: {err}"))?;
+    let state = ServerState {
+        store: store.clone(),
+        github_secrets: config.github.webhook_secrets,
+        gitlab_secrets: config.gitlab.webhook_secrets,
+        trigger_label: config.bot.trigger_label,
+        body_limit: config.server.body_limit_bytes,
+        read_timeout: Duration::from_secs(config.server.read_timeout_secs),
+        metrics: Default::default(),
+    };
+    if state.github_secrets.is_empty() && state.gitlab_secrets.is_empty() {
+        tracing::warn!("no webhook secret is configured: every delivery will be refused (401)");
+    }
+    tracing::info!(%address, "autofix serve: listening for webhooks");
+    let served = server::serve(listener, server::router(state), server::shutdown_signal()).await;
+    store.close().await;
+    tracing::info!("autofix serve: stopped");
+    served.map_err(|err| format!("serving on {address}: {err}"))
+}
+
 /// Every secret the configuration holds, to be hidden from whatever the commands write.
 fn known_secrets(config: &ServiceConfig) -> Redactor {
     let mut redactor = Redactor::new();
     redactor.register(&config.llm.api_key);
+    for secret in config
+        .github
+        .webhook_secrets
+        .iter()
+        .chain(&config.gitlab.webhook_secrets)
+    {
+        redactor.register(secret);
+    }
     redactor
 }
 

@@ -3,6 +3,7 @@
 
 pub mod repo;
 
+use std::path::Path;
 use std::time::Duration;
 
 use secrecy::SecretString;
@@ -22,6 +23,38 @@ pub struct ServiceConfig {
     pub exec: ExecSection,
     pub git: GitSection,
     pub pipeline: PipelineSection,
+    pub server: ServerSection,
+    pub database: DatabaseSection,
+    pub github: WebhookSection,
+    pub gitlab: WebhookSection,
+    pub bot: BotSection,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    pub listen: String,
+    pub body_limit_bytes: usize,
+    pub read_timeout_secs: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseSection {
+    pub url: String,
+}
+
+/// One forge's webhook settings: every secret is accepted, so one can be rotated in.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookSection {
+    pub webhook_secrets: Vec<SecretString>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BotSection {
+    pub trigger_label: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -86,6 +119,18 @@ impl ServiceConfig {
             .map_err(|err| ConfigError(err.message().to_string()))
     }
 
+    /// The job store's URL: a plain relative path is taken relative to `workdir`, so the
+    /// database lives with the rest of the bot's state wherever `workdir` points.
+    pub fn database_url(&self) -> String {
+        let url = self.database.url.trim();
+        let is_url = url.starts_with("sqlite:") || url.contains("://");
+        if is_url || Path::new(url).is_absolute() {
+            url.to_owned()
+        } else {
+            Path::new(&self.workdir).join(url).display().to_string()
+        }
+    }
+
     /// The provider this configuration names.
     pub fn provider_config(&self) -> ProviderConfig {
         let llm = &self.llm;
@@ -121,7 +166,8 @@ fn merge(base: &mut toml::Table, overlay: toml::Table, prefix: &str) -> Result<(
     Ok(())
 }
 
-/// `AUTOFIX__LLM__MODEL=x` sets `llm.model`, typed like the default it replaces.
+/// `AUTOFIX__LLM__MODEL=x` sets `llm.model`, typed like the default it replaces; a list of
+/// strings is given comma-separated (`AUTOFIX__GITHUB__WEBHOOK_SECRETS=old,new`).
 fn set_from_env(
     table: &mut toml::Table,
     variable: &str,
@@ -162,10 +208,23 @@ fn set_from_env(
                 "{variable} names a section, not a key"
             )));
         }
+        toml::Value::Array(_) => comma_separated_list(raw),
         _ => toml::Value::String(raw.to_string()),
     };
     *slot = typed;
     Ok(())
+}
+
+/// `a, b,,c` → `["a", "b", "c"]`: blanks around and between commas are dropped, so an empty
+/// variable means an empty list. (The value never appears in an error: it may be a secret.)
+fn comma_separated_list(raw: &str) -> toml::Value {
+    toml::Value::Array(
+        raw.split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(|item| toml::Value::String(item.to_owned()))
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -226,6 +285,80 @@ mod tests {
         assert_eq!(
             file.to_string(),
             "configuration: unknown key `llm.temperature`"
+        );
+    }
+
+    #[test]
+    fn the_server_defaults_listen_on_loopback_with_no_webhook_secrets() {
+        let config = ServiceConfig::load(None, vec![]).unwrap();
+        assert_eq!(config.server.listen, "127.0.0.1:8080");
+        assert_eq!(config.server.body_limit_bytes, 5 * 1024 * 1024);
+        assert!(config.github.webhook_secrets.is_empty());
+        assert!(config.gitlab.webhook_secrets.is_empty());
+        assert_eq!(config.bot.trigger_label, "auto-fix");
+        assert_eq!(
+            config.database_url(),
+            "sqlite:///var/lib/autofix/autofix.db"
+        );
+    }
+
+    #[test]
+    fn webhook_secrets_come_from_a_comma_separated_variable() {
+        let config = ServiceConfig::load(
+            None,
+            vars(&[
+                (
+                    "AUTOFIX__GITHUB__WEBHOOK_SECRETS",
+                    " old-secret , new-secret,",
+                ),
+                ("AUTOFIX__GITLAB__WEBHOOK_SECRETS", "token"),
+            ]),
+        )
+        .unwrap();
+        let github: Vec<&str> = config
+            .github
+            .webhook_secrets
+            .iter()
+            .map(|secret| secret.expose_secret())
+            .collect();
+        assert_eq!(github, ["old-secret", "new-secret"]);
+        assert_eq!(config.gitlab.webhook_secrets[0].expose_secret(), "token");
+    }
+
+    #[test]
+    fn a_relative_database_path_lives_in_the_workdir() {
+        let config = ServiceConfig::load(
+            Some((
+                "autofix.toml",
+                "workdir = \"/srv/bot\"\n[database]\nurl = \"jobs.db\"\n",
+            )),
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(config.database_url(), "/srv/bot/jobs.db");
+        let postgres = ServiceConfig::load(
+            None,
+            vars(&[("AUTOFIX__DATABASE__URL", "postgres://db/autofix")]),
+        )
+        .unwrap();
+        assert_eq!(postgres.database_url(), "postgres://db/autofix");
+    }
+
+    #[test]
+    fn a_mistyped_server_key_fails_with_its_name() {
+        let limit =
+            ServiceConfig::load(None, vars(&[("AUTOFIX__SERVER__BODY_LIMIT_BYTES", "5MiB")]))
+                .unwrap_err();
+        assert_eq!(
+            limit.to_string(),
+            "configuration: AUTOFIX__SERVER__BODY_LIMIT_BYTES must be a whole number, not `5MiB`"
+        );
+        let unknown =
+            ServiceConfig::load(Some(("autofix.toml", "[github]\nsecret = \"x\"\n")), vec![])
+                .unwrap_err();
+        assert_eq!(
+            unknown.to_string(),
+            "configuration: unknown key `github.secret`"
         );
     }
 }

@@ -1,0 +1,190 @@
+//! Benchmark (not a test): deliveries per second and latency of the real webhook ingress (HMAC
+//! check, parse, SQLite transaction) against a bare axum route that answers 202 doing nothing.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use autofix::server::{self, Metrics, ServerState};
+use autofix::store::Store;
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::StatusCode;
+use axum::routing::post;
+use hmac::{Hmac, KeyInit, Mac};
+use secrecy::SecretString;
+use sha2::Sha256;
+
+const DELIVERIES: usize = 2_000;
+const CONCURRENCY: usize = 8;
+/// Deliveries sent before measuring, to other issues than the measured ones.
+const WARMUP: usize = 50;
+const SECRET: &str = "bench-webhook-secret";
+/// The recorded `labeled` delivery adds the label `bug`.
+const TRIGGER: &str = "bug";
+
+/// One prepared delivery: a distinct issue (so each one creates a job), its id and signature.
+struct Prepared {
+    id: String,
+    body: Vec<u8>,
+    signature: String,
+}
+
+struct Figures {
+    per_second: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime starts");
+    runtime.block_on(async {
+        let deliveries = Arc::new(prepare());
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open_sqlite(&dir.path().join("autofix.db"))
+            .await
+            .expect("open the SQLite store");
+        let ingress = start(server::router(ServerState {
+            store: store.clone(),
+            github_secrets: vec![SecretString::from(SECRET)],
+            gitlab_secrets: vec![],
+            trigger_label: TRIGGER.to_owned(),
+            body_limit: 5 * 1024 * 1024,
+            read_timeout: Duration::from_secs(10),
+            metrics: Arc::new(Metrics::default()),
+        }))
+        .await;
+        let bare = start(Router::new().route(
+            "/webhooks/github",
+            post(|_body: Bytes| async { StatusCode::ACCEPTED }),
+        ))
+        .await;
+
+        // One short warm-up each, so connection set-up and first-touch costs are not measured.
+        let warmup = DELIVERIES..DELIVERIES + WARMUP;
+        drive(&bare, Arc::clone(&deliveries), warmup.clone(), "bare").await;
+        drive(&ingress, Arc::clone(&deliveries), warmup, "ingress").await;
+
+        let bare_figures = drive(&bare, Arc::clone(&deliveries), 0..DELIVERIES, "bare").await;
+        let ingress_figures =
+            drive(&ingress, Arc::clone(&deliveries), 0..DELIVERIES, "ingress").await;
+        let jobs = store.jobs_list(u32::MAX).await.expect("list jobs").len();
+
+        println!(
+            "{DELIVERIES} signed issues.labeled deliveries, {CONCURRENCY} at a time, loopback, client and server in one process"
+        );
+        report("bare axum 202 (no work)", &bare_figures);
+        report("autofix ingress (SQLite)", &ingress_figures);
+        println!(
+            "ingress throughput / bare throughput: {:.3}",
+            ingress_figures.per_second / bare_figures.per_second
+        );
+        println!("jobs in the store afterwards: {jobs}");
+    });
+}
+
+fn prepare() -> Vec<Prepared> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/webhooks/github/issues/labeled.payload.json"
+    );
+    let text = std::fs::read(path).expect("the recorded labeled delivery");
+    let template: serde_json::Value = serde_json::from_slice(&text).expect("it is JSON");
+    (0..DELIVERIES + WARMUP)
+        .map(|n| {
+            let mut payload = template.clone();
+            payload["issue"]["number"] = serde_json::json!(n + 1);
+            let body = serde_json::to_vec(&payload).expect("serialises");
+            let signature = sign(&body);
+            Prepared {
+                id: format!("bench-{n}"),
+                body,
+                signature,
+            }
+        })
+        .collect()
+}
+
+fn sign(body: &[u8]) -> String {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(SECRET.as_bytes()).expect("any key");
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+async fn start(router: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    let address = listener.local_addr().expect("bound address");
+    tokio::spawn(server::serve(listener, router, std::future::pending()));
+    format!("http://{address}/webhooks/github")
+}
+
+/// Sends the deliveries in `range` with `CONCURRENCY` senders, each taking every
+/// `CONCURRENCY`-th one.
+async fn drive(
+    url: &str,
+    deliveries: Arc<Vec<Prepared>>,
+    range: std::ops::Range<usize>,
+    run: &str,
+) -> Figures {
+    let count = range.len();
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    let senders: Vec<_> = (0..CONCURRENCY)
+        .map(|sender| {
+            let client = client.clone();
+            let url = url.to_owned();
+            let deliveries = Arc::clone(&deliveries);
+            let run = run.to_owned();
+            let range = range.clone();
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                for index in (range.start + sender..range.end).step_by(CONCURRENCY) {
+                    let delivery = &deliveries[index];
+                    let sent = Instant::now();
+                    let response = client
+                        .post(&url)
+                        .header("X-GitHub-Event", "issues")
+                        .header("X-GitHub-Delivery", format!("{run}-{}", delivery.id))
+                        .header("X-Hub-Signature-256", &delivery.signature)
+                        .body(delivery.body.clone())
+                        .send()
+                        .await
+                        .expect("loopback request");
+                    assert_eq!(response.status(), reqwest::StatusCode::ACCEPTED);
+                    response.bytes().await.expect("response body");
+                    latencies.push(sent.elapsed());
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut latencies = Vec::with_capacity(count);
+    for sender in senders {
+        latencies.extend(sender.await.expect("sender task"));
+    }
+    let elapsed = started.elapsed();
+    latencies.sort();
+    Figures {
+        per_second: count as f64 / elapsed.as_secs_f64(),
+        p50: percentile(&latencies, 50),
+        p99: percentile(&latencies, 99),
+    }
+}
+
+fn percentile(sorted: &[Duration], percent: usize) -> Duration {
+    let rank = (sorted.len() * percent).div_ceil(100).max(1) - 1;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn report(name: &str, figures: &Figures) {
+    println!(
+        "{name:<26} {:>8.0} deliveries/s   p50 {:>7.2} ms   p99 {:>7.2} ms",
+        figures.per_second,
+        figures.p50.as_secs_f64() * 1000.0,
+        figures.p99.as_secs_f64() * 1000.0
+    );
+}

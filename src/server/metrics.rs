@@ -1,0 +1,120 @@
+//! The ingress counters behind `GET /metrics`: deliveries by forge and outcome, jobs enqueued,
+//! kept in atomics and written out in the Prometheus text exposition format.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::forge::ForgeKind;
+
+/// What became of one delivery, as counted in `autofix_webhook_deliveries_total{outcome}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Recorded in the store: it started a job or joined the active one.
+    Accepted,
+    /// Its delivery id was seen before; nothing was written.
+    Duplicate,
+    /// Authentic, but nothing for the bot to do (or, on GitLab, unreadable).
+    Ignored,
+    /// Not authentic, too large, or (GitHub) unreadable.
+    Rejected,
+    /// Authentic and wanted, but the store could not record it (the forge will retry).
+    Failed,
+}
+
+const OUTCOMES: [Outcome; 5] = [
+    Outcome::Accepted,
+    Outcome::Duplicate,
+    Outcome::Ignored,
+    Outcome::Rejected,
+    Outcome::Failed,
+];
+
+impl Outcome {
+    fn label(self) -> &'static str {
+        match self {
+            Outcome::Accepted => "accepted",
+            Outcome::Duplicate => "duplicate",
+            Outcome::Ignored => "ignored",
+            Outcome::Rejected => "rejected",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct ForgeCounters {
+    received: AtomicU64,
+    outcomes: [AtomicU64; OUTCOMES.len()],
+}
+
+/// Counters shared by every request; relaxed atomics, since each is read on its own.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    github: ForgeCounters,
+    gitlab: ForgeCounters,
+    jobs_enqueued: AtomicU64,
+}
+
+impl Metrics {
+    pub fn received(&self, forge: ForgeKind) {
+        self.forge(forge).received.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn outcome(&self, forge: ForgeKind, outcome: Outcome) {
+        let index = OUTCOMES
+            .iter()
+            .position(|known| *known == outcome)
+            .expect("every outcome is listed in OUTCOMES");
+        self.forge(forge).outcomes[index].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn job_enqueued(&self) {
+        self.jobs_enqueued.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn forge(&self, forge: ForgeKind) -> &ForgeCounters {
+        match forge {
+            ForgeKind::GitHub => &self.github,
+            ForgeKind::GitLab => &self.gitlab,
+        }
+    }
+
+    /// The Prometheus text exposition (version 0.0.4) of every counter.
+    pub fn render(&self) -> String {
+        let forges = [("github", &self.github), ("gitlab", &self.gitlab)];
+        let mut text = String::new();
+        text.push_str(
+            "# HELP autofix_webhook_deliveries_received_total Webhook deliveries received.\n",
+        );
+        text.push_str("# TYPE autofix_webhook_deliveries_received_total counter\n");
+        for (name, counters) in forges {
+            let value = counters.received.load(Ordering::Relaxed);
+            let _ = writeln!(
+                text,
+                "autofix_webhook_deliveries_received_total{{forge=\"{name}\"}} {value}"
+            );
+        }
+        text.push_str(
+            "# HELP autofix_webhook_deliveries_total Webhook deliveries by what became of them.\n",
+        );
+        text.push_str("# TYPE autofix_webhook_deliveries_total counter\n");
+        for (name, counters) in forges {
+            for (outcome, count) in OUTCOMES.iter().zip(&counters.outcomes) {
+                let _ = writeln!(
+                    text,
+                    "autofix_webhook_deliveries_total{{forge=\"{name}\",outcome=\"{}\"}} {}",
+                    outcome.label(),
+                    count.load(Ordering::Relaxed)
+                );
+            }
+        }
+        text.push_str("# HELP autofix_jobs_enqueued_total Jobs created by webhook deliveries.\n");
+        text.push_str("# TYPE autofix_jobs_enqueued_total counter\n");
+        let _ = writeln!(
+            text,
+            "autofix_jobs_enqueued_total {}",
+            self.jobs_enqueued.load(Ordering::Relaxed)
+        );
+        text
+    }
+}

@@ -1,0 +1,279 @@
+//! The webhook ingress (`autofix serve`): authenticates and reads deliveries, records each wanted
+//! one and its job in the store in one transaction, and answers at once. No git, LLM or forge API.
+
+mod metrics;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::Utc;
+use secrecy::SecretString;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+use crate::forge::{BotEvent, DeliveryId, ForgeKind, github, gitlab};
+use crate::store::{Delivery, EnqueueOutcome, JobKey, Store};
+
+pub use metrics::{Metrics, Outcome};
+
+/// Everything the ingress needs; built once by `autofix serve` (or a test) and shared.
+#[derive(Debug)]
+pub struct ServerState {
+    pub store: Store,
+    pub github_secrets: Vec<SecretString>,
+    pub gitlab_secrets: Vec<SecretString>,
+    pub trigger_label: String,
+    /// Largest body read; a larger one is answered 413.
+    pub body_limit: usize,
+    /// Longest wait for the whole body; a slower sender is answered 408.
+    pub read_timeout: Duration,
+    pub metrics: Arc<Metrics>,
+}
+
+type Shared = Arc<ServerState>;
+
+/// The ingress routes: the two webhooks, liveness, readiness and metrics.
+pub fn router(state: ServerState) -> Router {
+    let body_limit = state.body_limit;
+    Router::new()
+        .route("/webhooks/github", post(github_webhook))
+        .route("/webhooks/gitlab", post(gitlab_webhook))
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics_text))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .with_state(Arc::new(state))
+}
+
+/// Serves `router` on `listener` until `shutdown` completes, then finishes the requests in flight.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Completes on ctrl-c or, on Unix, SIGTERM (what `systemctl stop` and `docker stop` send).
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut stream) => {
+                stream.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}
+
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+async fn readyz(State(state): State<Shared>) -> Response {
+    let probe = match &state.store {
+        Store::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
+        Store::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
+    };
+    match probe {
+        Ok(()) => (StatusCode::OK, "ready").into_response(),
+        Err(error) => {
+            tracing::warn!(%error, "readiness probe: the job store does not answer");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the job store does not answer",
+            )
+                .into_response()
+        }
+    }
+}
+
+async fn metrics_text(State(state): State<Shared>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+async fn github_webhook(State(state): State<Shared>, request: Request) -> Response {
+    let forge = ForgeKind::GitHub;
+    state.metrics.received(forge);
+    let headers = request.headers().clone();
+    let body = match read_body(&state, request).await {
+        Ok(body) => body,
+        Err(refusal) => return refuse(&state, forge, refusal),
+    };
+    if let Err(error) = github::verify_request(&state.github_secrets, &body, &headers) {
+        return refuse(&state, forge, (StatusCode::UNAUTHORIZED, error.to_string()));
+    }
+    let delivery_id = match github::delivery_id(&headers) {
+        Ok(id) => id,
+        Err(error) => return refuse(&state, forge, (StatusCode::BAD_REQUEST, error.to_string())),
+    };
+    let event_name = header_text(&headers, github::EVENT_HEADER);
+    match github::parse_event(&event_name, &body, &state.trigger_label) {
+        Ok(event) => accept(&state, forge, delivery_id, &event_name, body, event).await,
+        Err(error) => refuse(&state, forge, (StatusCode::BAD_REQUEST, error.to_string())),
+    }
+}
+
+/// GitLab disables a hook after repeated 4xx answers, so only a failed authentication (or an
+/// oversized body) is one: an authentic delivery the bot cannot read is acknowledged as ignored.
+async fn gitlab_webhook(State(state): State<Shared>, request: Request) -> Response {
+    let forge = ForgeKind::GitLab;
+    state.metrics.received(forge);
+    let headers = request.headers().clone();
+    if let Err(error) = gitlab::verify_request(&state.gitlab_secrets, &headers) {
+        return refuse(&state, forge, (StatusCode::UNAUTHORIZED, error.to_string()));
+    }
+    let body = match read_body(&state, request).await {
+        Ok(body) => body,
+        Err(refusal) => return refuse(&state, forge, refusal),
+    };
+    let delivery_id = match gitlab::delivery_id(&headers) {
+        Ok(id) => id,
+        Err(error) => return ignore(&state, forge, &error.to_string()),
+    };
+    let event_name = header_text(&headers, gitlab::EVENT_HEADER);
+    match gitlab::parse_event(&event_name, &body, &state.trigger_label) {
+        Ok(event) => accept(&state, forge, delivery_id, &event_name, body, event).await,
+        Err(error) => ignore(&state, forge, &format!("unreadable delivery: {error}")),
+    }
+}
+
+/// The whole body, within the size limit and the read timeout.
+async fn read_body(state: &ServerState, request: Request) -> Result<Bytes, (StatusCode, String)> {
+    match tokio::time::timeout(state.read_timeout, Bytes::from_request(request, &())).await {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(rejection)) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "the request body exceeds server.body_limit_bytes ({} bytes)",
+                state.body_limit
+            ),
+        )),
+        Ok(Err(rejection)) => Err((rejection.status(), rejection.body_text())),
+        Err(_) => Err((
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request body did not arrive within server.read_timeout_secs ({}s)",
+                state.read_timeout.as_secs()
+            ),
+        )),
+    }
+}
+
+/// An authentic, readable delivery: ignored, or recorded with its job in one transaction.
+async fn accept(
+    state: &ServerState,
+    forge: ForgeKind,
+    delivery_id: DeliveryId,
+    event_name: &str,
+    body: Bytes,
+    event: BotEvent,
+) -> Response {
+    let (repo, issue) = match event {
+        BotEvent::Ignored { reason } => return ignore(state, forge, &reason),
+        BotEvent::IssueLabeled { repo, issue, .. } => (repo, issue),
+    };
+    let key = JobKey::for_issue(&repo, issue);
+    let delivery = Delivery {
+        id: delivery_id.as_str().to_owned(),
+        forge: key.forge.clone(),
+        event: event_name.to_owned(),
+        received_at: Utc::now(),
+        payload: body.to_vec(),
+    };
+    let outcome = state
+        .store
+        .record_delivery_and_enqueue(&delivery, &key, delivery.received_at)
+        .await;
+    let issue_ref = key.dedupe_key();
+    match outcome {
+        Ok(EnqueueOutcome::NewJob(job)) => {
+            state.metrics.outcome(forge, Outcome::Accepted);
+            state.metrics.job_enqueued();
+            tracing::info!(job, issue = %issue_ref, delivery = %delivery.id, "job queued");
+            reply(
+                StatusCode::ACCEPTED,
+                json!({"status": "queued", "job": job}),
+            )
+        }
+        Ok(EnqueueOutcome::ActiveJobExists(job)) => {
+            state.metrics.outcome(forge, Outcome::Accepted);
+            tracing::info!(job, issue = %issue_ref, delivery = %delivery.id, "joined the active job");
+            reply(
+                StatusCode::ACCEPTED,
+                json!({"status": "already_queued", "job": job}),
+            )
+        }
+        Ok(EnqueueOutcome::DuplicateDelivery) => {
+            state.metrics.outcome(forge, Outcome::Duplicate);
+            tracing::info!(delivery = %delivery.id, "duplicate delivery");
+            reply(StatusCode::OK, json!({"status": "duplicate"}))
+        }
+        Err(error) => {
+            state.metrics.outcome(forge, Outcome::Failed);
+            tracing::error!(%error, delivery = %delivery.id, "the job store could not record a delivery");
+            reply(
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({"status": "unavailable", "reason": "the job store could not record the delivery; retry later"}),
+            )
+        }
+    }
+}
+
+fn ignore(state: &ServerState, forge: ForgeKind, reason: &str) -> Response {
+    state.metrics.outcome(forge, Outcome::Ignored);
+    tracing::debug!(?forge, reason, "delivery ignored");
+    reply(
+        StatusCode::OK,
+        json!({"status": "ignored", "reason": reason}),
+    )
+}
+
+/// A delivery that is not authentic, too large or unreadable: the reason names the fault and
+/// never echoes a secret (the webhook errors are built that way).
+fn refuse(
+    state: &ServerState,
+    forge: ForgeKind,
+    (status, reason): (StatusCode, String),
+) -> Response {
+    state.metrics.outcome(forge, Outcome::Rejected);
+    tracing::warn!(?forge, status = status.as_u16(), reason, "delivery refused");
+    reply(status, json!({"status": "rejected", "reason": reason}))
+}
+
+fn reply(status: StatusCode, body: Value) -> Response {
+    (status, Json(body)).into_response()
+}
+
+fn header_text(headers: &HeaderMap, name: &str) -> String {
+    headers
+        .get(name)
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+        .unwrap_or_default()
+}
