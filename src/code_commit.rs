@@ -18,7 +18,8 @@ use crate::edits::{EditFormat, EditSet, fenced};
 use crate::llm::{self, LlmProvider, LlmRequest, ProviderConfig, ProviderKind};
 use crate::redact::Redactor;
 
-pub use build::{BuildReport, warning_lines};
+pub use crate::exec::warning_lines;
+pub use build::BuildReport;
 pub use prompts::{INITIAL_SYSTEM_PROMPT, REPAIR_SYSTEM_PROMPT};
 
 use build::BuildSettings;

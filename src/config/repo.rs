@@ -526,11 +526,9 @@ pub struct ValidationCommand {
 }
 
 impl ValidationCommand {
-    /// Whether a finished run of this command passes: exit 0 in time, and no warning lines
-    /// when the step says warnings fail it (the lines `code_commit::warning_lines` finds).
+    /// Whether a finished run of this command passes (see [`crate::exec::CommandOutcome::passes`]).
     pub fn passed(&self, outcome: &crate::exec::CommandOutcome) -> bool {
-        let warned = !crate::code_commit::warning_lines(&outcome.output).is_empty();
-        outcome.success() && !(self.fail_on_warnings && warned)
+        outcome.passes(self.fail_on_warnings)
     }
 }
 

@@ -5,8 +5,10 @@ mod capture;
 mod environment;
 mod program;
 mod supervise;
+mod warnings;
 
 pub use environment::{DEFAULT_ENV_ALLOW, looks_like_secret};
+pub use warnings::warning_lines;
 
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -100,6 +102,12 @@ pub struct CommandOutcome {
 impl CommandOutcome {
     pub fn success(&self) -> bool {
         self.exit_code == Some(0) && !self.timed_out
+    }
+
+    /// Whether a validation step passes: [`success`](Self::success), and no warning lines
+    /// when warnings are to fail it.
+    pub fn passes(&self, fail_on_warnings: bool) -> bool {
+        self.success() && (!fail_on_warnings || warning_lines(&self.output).is_empty())
     }
 
     /// One line saying how the command ended: `exit 1 after 2.3 s`,

@@ -14,8 +14,8 @@ use std::time::SystemTime;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::code_commit::warning_lines;
 use crate::exec::CommandOutcome;
+use crate::exec::warning_lines;
 
 pub use junit::{MAX_JUNIT_DEPTH, MAX_JUNIT_ENTRIES, MAX_JUNIT_FILE_BYTES};
 
@@ -139,7 +139,7 @@ pub fn report_for(
     fail_on_warnings: bool,
 ) -> CommandReport {
     let warnings = warning_lines(&outcome.output).len();
-    let passed = outcome.success() && !(fail_on_warnings && warnings > 0);
+    let passed = outcome.passes(fail_on_warnings);
     let (parser, tests) = match parse_output(&outcome.output) {
         Some((parser, counts)) => (Some(parser), Some(counts)),
         None => match parse_junit_written_since(root, started) {
