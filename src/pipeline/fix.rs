@@ -7,6 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::Serialize;
 
 use super::audit::{self, Review};
+use super::checkout::Checkout;
 use super::context;
 use super::issue::Issue;
 use super::plan::{self, Plan};
@@ -14,7 +15,7 @@ use super::prompts::{Feedback, edit_prompt};
 use super::run_log::RunLog;
 use super::test_report::{self, TestReport};
 use super::triage::{self, Triage};
-use crate::config::repo::{LoadedRepoConfig, RepoConfig, ValidationCommand};
+use crate::config::repo::{RepoConfig, ValidationCommand};
 use crate::edits::apply::{self, ApplyError, ApplyPolicy};
 use crate::edits::detect;
 use crate::edits::paths::{self, ProjectRoot, ProtectedPaths};
@@ -181,29 +182,27 @@ fn preflight(
     let number = options.issue_number.or(issue.number).ok_or_else(|| {
         invalid("the issue has no number: give one in the file or with --issue-number".into())
     })?;
-    let workspace = workspace.map_err(git)?;
-    workspace.ensure_clean().map_err(git)?;
+    let preflight_failure =
+        |(code, reason): (FailureCode, String)| Failed::new(code, "preflight", reason);
+    let Checkout {
+        workspace,
+        root,
+        baseline,
+        config,
+        config_source,
+        protected,
+        validation,
+    } = Checkout::prepare(
+        workspace.map_err(git)?,
+        options.default_validate_timeout,
+        options.output_limit,
+    )
+    .map_err(preflight_failure)?;
     let original_branch = workspace.current_branch().map_err(git)?;
-    let baseline = workspace.head_commit().map_err(git)?;
-    let LoadedRepoConfig { config, source } = RepoConfig::load(workspace.root())
-        .map_err(|err| Failed::new(err.failure_code(), "preflight", err.to_string()))?;
-    match &source {
+    match &config_source {
         Some(path) => log.line(&format!("configuration: {}", path.display())),
         None => log.line("configuration: none found, defaults apply"),
     }
-    let root = ProjectRoot::new(workspace.root()).map_err(|err| invalid(err.to_string()))?;
-    let protected = config
-        .protected_paths(&root)
-        .map_err(|err| invalid(err.to_string()))?;
-    let validation: Vec<ValidationCommand> = config
-        .validation_specs(&root, options.default_validate_timeout)
-        .map_err(|err| invalid(err.to_string()))?
-        .into_iter()
-        .map(|mut command| {
-            command.spec = command.spec.with_output_limit(options.output_limit);
-            command
-        })
-        .collect();
     if validation.is_empty() {
         log.line("validation: the repository configures no [[validate]] commands; the change is unvalidated");
     }

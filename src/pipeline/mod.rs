@@ -3,6 +3,7 @@
 
 mod answer;
 pub mod audit;
+pub mod checkout;
 pub mod context;
 pub mod fix;
 pub mod issue;

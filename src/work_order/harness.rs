@@ -12,7 +12,7 @@ use super::schema::{
     AttemptRecord, CmdResult, FailureBrief, FailureStage, RunSummary, ValidWorkOrder, Verdict,
     WorkOrder,
 };
-use crate::config::repo::{RepoConfig, ValidationCommand};
+use crate::config::repo::ValidationCommand;
 use crate::edits::apply::{self, ApplyError, ApplyPolicy};
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
 use crate::edits::{EditFormat, EditSet, json_writes};
@@ -20,6 +20,7 @@ use crate::exec::{self, CommandSpec};
 use crate::failure::FailureCode;
 use crate::git::{CommitSha, Workspace};
 use crate::llm::{LlmProvider, LlmRequest};
+use crate::pipeline::checkout::Checkout;
 use crate::redact::Redactor;
 
 /// Size limits of one proposal (work-order-harness.md §4.2).
@@ -136,13 +137,19 @@ fn preflight(
     let text =
         String::from_utf8(bytes).map_err(|_| invalid("the work order is not UTF-8 text".into()))?;
     let order = WorkOrder::parse(&text).map_err(invalid)?;
-    let git_failure = |err: crate::git::GitError| (err.failure_code(), err.to_string());
-    let workspace = workspace.map_err(git_failure)?;
-    workspace.ensure_clean().map_err(git_failure)?;
-    let baseline = workspace.head_commit().map_err(git_failure)?;
-    let loaded =
-        RepoConfig::load(workspace.root()).map_err(|err| (err.failure_code(), err.to_string()))?;
-    let config = &loaded.config;
+    let workspace = workspace.map_err(|err| (err.failure_code(), err.to_string()))?;
+    let Checkout {
+        workspace,
+        baseline,
+        config,
+        protected,
+        validation: verify,
+        ..
+    } = Checkout::prepare(
+        workspace,
+        options.default_validate_timeout,
+        options.output_limit,
+    )?;
     for (index, argv) in order.acceptance_argv.iter().enumerate() {
         config.check_command(argv).map_err(|refusal| {
             invalid(format!(
@@ -150,19 +157,6 @@ fn preflight(
             ))
         })?;
     }
-    let root = ProjectRoot::new(workspace.root()).map_err(|err| invalid(err.to_string()))?;
-    let verify = config
-        .validation_specs(&root, options.default_validate_timeout)
-        .map_err(|err| invalid(err.to_string()))?
-        .into_iter()
-        .map(|mut command| {
-            command.spec = command.spec.with_output_limit(options.output_limit);
-            command
-        })
-        .collect();
-    let protected = config
-        .protected_paths(&root)
-        .map_err(|err| invalid(err.to_string()))?;
     Ok(Ready {
         order,
         workspace,

@@ -1,0 +1,63 @@
+//! The repository a job starts from, checked the same way by every front door: a clean git
+//! work tree at its root with a commit, and its `.autofix.toml` turned into rules and commands.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::repo::{LoadedRepoConfig, RepoConfig, ValidationCommand};
+use crate::edits::paths::{ProjectRoot, ProtectedPaths};
+use crate::failure::FailureCode;
+use crate::git::{CommitSha, Workspace};
+
+pub struct Checkout {
+    pub workspace: Workspace,
+    pub root: ProjectRoot,
+    /// HEAD when the job started: what a failure rolls back to.
+    pub baseline: CommitSha,
+    pub config: RepoConfig,
+    /// The configuration file read, `None` when the defaults apply.
+    pub config_source: Option<PathBuf>,
+    /// Built-in denied paths plus the repository's `[paths] deny`.
+    pub protected: ProtectedPaths,
+    /// The repository's `[[validate]]` steps, ready to run.
+    pub validation: Vec<ValidationCommand>,
+}
+
+impl Checkout {
+    /// Refuses a dirty tree, a missing commit or an invalid `.autofix.toml` before anything is
+    /// touched; the error carries the failure code and one line of reason.
+    pub fn prepare(
+        workspace: Workspace,
+        default_timeout: Duration,
+        output_limit: usize,
+    ) -> Result<Checkout, (FailureCode, String)> {
+        let git = |err: crate::git::GitError| (err.failure_code(), err.to_string());
+        let invalid = |reason: String| (FailureCode::InvalidInput, reason);
+        workspace.ensure_clean().map_err(git)?;
+        let baseline = workspace.head_commit().map_err(git)?;
+        let LoadedRepoConfig { config, source } = RepoConfig::load(workspace.root())
+            .map_err(|err| (err.failure_code(), err.to_string()))?;
+        let root = ProjectRoot::new(workspace.root()).map_err(|err| invalid(err.to_string()))?;
+        let protected = config
+            .protected_paths(&root)
+            .map_err(|err| invalid(err.to_string()))?;
+        let validation = config
+            .validation_specs(&root, default_timeout)
+            .map_err(|err| invalid(err.to_string()))?
+            .into_iter()
+            .map(|mut command| {
+                command.spec = command.spec.with_output_limit(output_limit);
+                command
+            })
+            .collect();
+        Ok(Checkout {
+            workspace,
+            root,
+            baseline,
+            config,
+            config_source: source,
+            protected,
+            validation,
+        })
+    }
+}
