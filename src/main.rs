@@ -277,8 +277,8 @@ async fn serve(config: ServiceConfig) -> Result<(), String> {
         .map_err(|err| format!("server.listen: {err}"))?;
     let state = ServerState {
         store: store.clone(),
-        github_secrets: config.github.webhook_secrets,
-        gitlab_secrets: config.gitlab.webhook_secrets,
+        github_secrets: config.github.all_webhook_secrets(),
+        gitlab_secrets: config.gitlab.all_webhook_secrets(),
         trigger_label: config.bot.trigger_label,
         body_limit: config.server.body_limit_bytes,
         read_timeout: Duration::from_secs(config.server.read_timeout_secs),
@@ -300,9 +300,10 @@ fn known_secrets(config: &ServiceConfig) -> Redactor {
     redactor.register(&config.llm.api_key);
     for secret in config
         .github
-        .webhook_secrets
+        .all_webhook_secrets()
         .iter()
-        .chain(&config.gitlab.webhook_secrets)
+        .chain(&config.gitlab.all_webhook_secrets())
+        .chain([&config.github.token, &config.gitlab.token])
     {
         redactor.register(secret);
     }

@@ -25,8 +25,8 @@ pub struct ServiceConfig {
     pub pipeline: PipelineSection,
     pub server: ServerSection,
     pub database: DatabaseSection,
-    pub github: WebhookSection,
-    pub gitlab: WebhookSection,
+    pub github: GitHubSection,
+    pub gitlab: GitLabSection,
     pub bot: BotSection,
 }
 
@@ -44,17 +44,41 @@ pub struct DatabaseSection {
     pub url: String,
 }
 
-/// One forge's webhook settings: every secret is accepted, so one can be rotated in.
+/// GitHub: the webhook secrets (every one accepted, so one can be rotated in) and the API
+/// credentials — a personal token, or a GitHub App (id + private key file).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct WebhookSection {
+pub struct GitHubSection {
+    pub api_url: String,
+    pub token: SecretString,
+    pub app_id: u64,
+    pub private_key_path: String,
+    pub webhook_secret: SecretString,
     pub webhook_secrets: Vec<SecretString>,
+    pub request_timeout_secs: u64,
 }
 
+/// GitLab: the webhook secret tokens and the REST v4 API with a token.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GitLabSection {
+    pub api_url: String,
+    pub token: SecretString,
+    pub webhook_secret: SecretString,
+    pub webhook_secrets: Vec<SecretString>,
+    pub request_timeout_secs: u64,
+}
+
+/// How the bot behaves on the forges and how its workers run jobs.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BotSection {
     pub trigger_label: String,
+    pub failed_label: String,
+    pub workers: usize,
+    pub lease_secs: u64,
+    pub poll_interval_ms: u64,
+    pub max_attempts: u32,
 }
 
 #[derive(Debug, Deserialize)]
@@ -88,6 +112,26 @@ pub struct LlmSection {
 pub struct ExecSection {
     pub default_timeout_secs: u64,
     pub output_limit_bytes: usize,
+}
+
+impl GitHubSection {
+    /// `webhook_secret` (when set) and every entry of `webhook_secrets`.
+    pub fn all_webhook_secrets(&self) -> Vec<SecretString> {
+        with_single(&self.webhook_secret, &self.webhook_secrets)
+    }
+}
+
+impl GitLabSection {
+    /// `webhook_secret` (when set) and every entry of `webhook_secrets`.
+    pub fn all_webhook_secrets(&self) -> Vec<SecretString> {
+        with_single(&self.webhook_secret, &self.webhook_secrets)
+    }
+}
+
+fn with_single(single: &SecretString, list: &[SecretString]) -> Vec<SecretString> {
+    use secrecy::ExposeSecret;
+    let single = (!single.expose_secret().trim().is_empty()).then(|| single.clone());
+    single.into_iter().chain(list.iter().cloned()).collect()
 }
 
 /// A configuration that cannot be used, naming the key at fault.
@@ -323,6 +367,26 @@ mod tests {
             .collect();
         assert_eq!(github, ["old-secret", "new-secret"]);
         assert_eq!(config.gitlab.webhook_secrets[0].expose_secret(), "token");
+    }
+
+    #[test]
+    fn the_single_webhook_secret_of_the_design_joins_the_rotation_list() {
+        let config = ServiceConfig::load(
+            None,
+            vars(&[
+                ("AUTOFIX__GITHUB__WEBHOOK_SECRET", "current"),
+                ("AUTOFIX__GITHUB__WEBHOOK_SECRETS", "previous"),
+            ]),
+        )
+        .unwrap();
+        let secrets: Vec<String> = config
+            .github
+            .all_webhook_secrets()
+            .iter()
+            .map(|secret| secret.expose_secret().to_owned())
+            .collect();
+        assert_eq!(secrets, ["current", "previous"]);
+        assert!(config.gitlab.all_webhook_secrets().is_empty());
     }
 
     #[test]

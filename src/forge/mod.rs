@@ -1,6 +1,7 @@
 //! The forge-neutral vocabulary (repositories, issues, users, the bot's own events) and the
 //! webhook edge of each forge, which turns raw deliveries into these types and nothing else.
 
+pub mod client;
 pub mod github;
 pub mod gitlab;
 mod webhook;
@@ -9,6 +10,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use client::{
+    ChangeRequest, Comment, CommentId, Forge, ForgeError, GitCredentials, IssueInfo,
+    NewChangeRequest, Opened, Permission,
+};
 pub use webhook::{
     DeliveryId, MAX_DELIVERY_ID_LEN, MAX_NESTING_DEPTH, WebhookAuthError, WebhookError,
     WebhookParseError,

@@ -1,0 +1,326 @@
+//! The one interface the worker uses to talk to a forge (issues, comments, labels, permissions,
+//! pull/merge requests, git credentials), its neutral types, and the errors callers branch on.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use secrecy::SecretString;
+
+use super::{ForgeKind, ForgeUser, IssueNumber, RepoRef};
+
+/// What a person may do in a repository, on either forge's scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Permission {
+    /// Not a member, or no access at all.
+    None,
+    /// GitHub `read`, GitLab Guest (10) and Reporter (20).
+    Read,
+    /// GitHub `triage`.
+    Triage,
+    /// GitHub `write`, GitLab Developer (30).
+    Write,
+    /// GitHub `maintain`, GitLab Maintainer (40).
+    Maintain,
+    /// GitHub `admin`, GitLab Owner (50).
+    Admin,
+}
+
+impl Permission {
+    /// Whether this permission lets its holder push, and so ask the bot for work.
+    pub fn may_push(self) -> bool {
+        self >= Permission::Write
+    }
+
+    /// GitLab's numeric access levels: ≥ 30 (Developer) may push.
+    pub fn from_gitlab_access_level(level: u64) -> Permission {
+        match level {
+            50.. => Permission::Admin,
+            40..=49 => Permission::Maintain,
+            30..=39 => Permission::Write,
+            1..=29 => Permission::Read,
+            0 => Permission::None,
+        }
+    }
+
+    /// GitHub's role names (`role_name`, falling back to the legacy `permission` field).
+    pub fn from_github_role(role: &str) -> Permission {
+        match role {
+            "admin" => Permission::Admin,
+            "maintain" => Permission::Maintain,
+            "write" | "push" => Permission::Write,
+            "triage" => Permission::Triage,
+            "read" | "pull" => Permission::Read,
+            _ => Permission::None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::None => "none",
+            Permission::Read => "read",
+            Permission::Triage => "triage",
+            Permission::Write => "write",
+            Permission::Maintain => "maintain",
+            Permission::Admin => "admin",
+        }
+    }
+}
+
+/// An issue as the forge's API reports it now (the webhook may be stale by the time a job runs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssueInfo {
+    pub number: IssueNumber,
+    pub title: String,
+    /// The description; empty when the issue has none.
+    pub body: String,
+    /// Label names.
+    pub labels: Vec<String>,
+    pub open: bool,
+    pub locked: bool,
+    pub author: ForgeUser,
+}
+
+/// A comment's id: GitHub's issue-comment id, GitLab's note id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CommentId(pub u64);
+
+/// A comment on an issue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Comment {
+    pub id: CommentId,
+    pub body: String,
+    pub author: ForgeUser,
+}
+
+/// What the bot asks the forge to open: a GitHub pull request or a GitLab merge request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewChangeRequest {
+    pub title: String,
+    pub body: String,
+    /// The bot's branch, in the same repository.
+    pub head: String,
+    /// The branch it merges into: the repository's default branch.
+    pub base: String,
+    pub draft: bool,
+    /// User names asked for review (GitHub also takes `org/team`); failures to add them are
+    /// logged, not fatal: the change request exists either way.
+    pub reviewers: Vec<String>,
+    pub labels: Vec<String>,
+}
+
+/// An open (or just opened) pull/merge request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeRequest {
+    /// GitHub's PR `number`, GitLab's MR `iid`.
+    pub number: u64,
+    /// The page people open in a browser.
+    pub url: String,
+    pub title: String,
+    pub body: String,
+    pub head: String,
+    pub base: String,
+    pub draft: bool,
+}
+
+/// How opening a change request went: a new one, or one that already existed for the branch
+/// (GitHub 422 "A pull request already exists", GitLab 409) and was adopted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Opened {
+    Created(ChangeRequest),
+    Adopted(ChangeRequest),
+}
+
+impl Opened {
+    pub fn change_request(&self) -> &ChangeRequest {
+        match self {
+            Opened::Created(change) | Opened::Adopted(change) => change,
+        }
+    }
+}
+
+/// The user name and token git presents over HTTPS: GitHub `x-access-token`, GitLab `oauth2`.
+#[derive(Debug, Clone)]
+pub struct GitCredentials {
+    pub username: String,
+    pub token: SecretString,
+}
+
+/// What can go wrong talking to a forge; the worker retries only what [`ForgeError::is_retryable`] says.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ForgeError {
+    /// 401: the token is wrong, expired or revoked.
+    #[error("{forge} refused the credentials (401) on {action}: {message}")]
+    Unauthorized {
+        forge: &'static str,
+        action: String,
+        message: String,
+    },
+    /// 403 that is not a rate limit: the token lacks a scope or the repository forbids it.
+    #[error("{forge} forbade {action} (403): {message}")]
+    Forbidden {
+        forge: &'static str,
+        action: String,
+        message: String,
+    },
+    /// 404: the repository, issue or user does not exist or the token cannot see it.
+    #[error("{forge} found nothing for {action} (404)")]
+    NotFound { forge: &'static str, action: String },
+    /// 409/422 other than an already-existing change request: the forge refused the request's content.
+    #[error("{forge} refused {action} ({status}): {message}")]
+    Rejected {
+        forge: &'static str,
+        action: String,
+        status: u16,
+        message: String,
+    },
+    /// 403/429 rate limits, still limited after the waits the client allows itself.
+    #[error("{forge} rate-limited {action}; allowed again at {reset_at}")]
+    RateLimited {
+        forge: &'static str,
+        action: String,
+        reset_at: DateTime<Utc>,
+    },
+    /// 5xx, timeouts, refused connections: worth trying again later.
+    #[error("{forge} failed {action}: {message}")]
+    Transient {
+        forge: &'static str,
+        action: String,
+        message: String,
+    },
+    /// A 2xx answer the client cannot read.
+    #[error("{forge} answered {action} with a body the bot cannot read: {message}")]
+    InvalidResponse {
+        forge: &'static str,
+        action: String,
+        message: String,
+    },
+    /// The client is not configured for what was asked (no token, unreadable App key, …).
+    #[error("{0}")]
+    Configuration(String),
+}
+
+impl ForgeError {
+    /// Whether the same request may succeed later without anyone changing anything.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            ForgeError::RateLimited { .. } | ForgeError::Transient { .. }
+        )
+    }
+}
+
+/// How long a client waits on its own before giving a rate limit back to the caller as an error.
+pub const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+
+/// One forge, as the worker sees it. Implemented by the GitHub (octocrab) and GitLab (REST v4)
+/// clients; every method maps the forge's JSON into the neutral types above at this edge.
+#[async_trait]
+pub trait Forge: Send + Sync {
+    fn kind(&self) -> ForgeKind;
+
+    /// The account the bot acts as (GitHub: the token's user or the App's `slug[bot]`), so its own
+    /// labels and comments are recognised.
+    async fn bot_user(&self) -> Result<ForgeUser, ForgeError>;
+
+    /// What `user` may do in `repo` (GitHub collaborator permission, GitLab member access level
+    /// including inherited membership); `Permission::None` when not a member.
+    async fn permission(&self, repo: &RepoRef, user: &ForgeUser) -> Result<Permission, ForgeError>;
+
+    async fn issue(&self, repo: &RepoRef, issue: IssueNumber) -> Result<IssueInfo, ForgeError>;
+
+    /// The repository's default branch (used when the event did not carry it).
+    async fn default_branch(&self, repo: &RepoRef) -> Result<String, ForgeError>;
+
+    /// Every comment on the issue, oldest first (all pages).
+    async fn comments(
+        &self,
+        repo: &RepoRef,
+        issue: IssueNumber,
+    ) -> Result<Vec<Comment>, ForgeError>;
+
+    async fn create_comment(
+        &self,
+        repo: &RepoRef,
+        issue: IssueNumber,
+        body: &str,
+    ) -> Result<CommentId, ForgeError>;
+
+    async fn update_comment(
+        &self,
+        repo: &RepoRef,
+        issue: IssueNumber,
+        comment: CommentId,
+        body: &str,
+    ) -> Result<(), ForgeError>;
+
+    /// Adds `label` to the issue; adding one it already has is not an error.
+    async fn add_label(
+        &self,
+        repo: &RepoRef,
+        issue: IssueNumber,
+        label: &str,
+    ) -> Result<(), ForgeError>;
+
+    /// Removes `label` from the issue; removing one it does not have is not an error.
+    async fn remove_label(
+        &self,
+        repo: &RepoRef,
+        issue: IssueNumber,
+        label: &str,
+    ) -> Result<(), ForgeError>;
+
+    /// Every open pull/merge request of the repository (all pages).
+    async fn open_change_requests(&self, repo: &RepoRef) -> Result<Vec<ChangeRequest>, ForgeError>;
+
+    /// Opens the change request, or adopts the open one that already exists for `request.head`.
+    async fn open_change_request(
+        &self,
+        repo: &RepoRef,
+        request: &NewChangeRequest,
+    ) -> Result<Opened, ForgeError>;
+
+    /// What git presents when it fetches and pushes `repo` over HTTPS (a fresh installation
+    /// token for a GitHub App).
+    async fn git_credentials(&self, repo: &RepoRef) -> Result<GitCredentials, ForgeError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gitlab_developers_and_above_may_push_and_reporters_may_not() {
+        assert!(!Permission::from_gitlab_access_level(0).may_push());
+        assert!(!Permission::from_gitlab_access_level(10).may_push());
+        assert!(!Permission::from_gitlab_access_level(20).may_push());
+        assert!(Permission::from_gitlab_access_level(30).may_push());
+        assert!(Permission::from_gitlab_access_level(40).may_push());
+        assert!(Permission::from_gitlab_access_level(50).may_push());
+    }
+
+    #[test]
+    fn github_write_maintain_and_admin_may_push_and_triage_may_not() {
+        for role in ["write", "maintain", "admin"] {
+            assert!(Permission::from_github_role(role).may_push(), "{role}");
+        }
+        for role in ["triage", "read", "none", "something-new"] {
+            assert!(!Permission::from_github_role(role).may_push(), "{role}");
+        }
+    }
+
+    #[test]
+    fn only_rate_limits_and_transient_faults_are_retried() {
+        let rate_limited = ForgeError::RateLimited {
+            forge: "GitHub",
+            action: "create a comment".into(),
+            reset_at: Utc::now(),
+        };
+        let not_found = ForgeError::NotFound {
+            forge: "GitHub",
+            action: "read issue #7".into(),
+        };
+        assert!(rate_limited.is_retryable());
+        assert!(!not_found.is_retryable());
+    }
+}
