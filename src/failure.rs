@@ -34,10 +34,14 @@ pub enum FailureCode {
     Preflight,
     /// The repository's configuration or the job's input is invalid.
     InvalidInput,
+    /// The forge's API refused or failed a request the job needed (other than a permission).
+    ForgeError,
+    /// The job crashed or met transient faults on every one of its allowed attempts.
+    RetriesExhausted,
 }
 
 impl FailureCode {
-    pub const ALL: [FailureCode; 13] = [
+    pub const ALL: [FailureCode; 15] = [
         FailureCode::GitConflict,
         FailureCode::ValidationFailed,
         FailureCode::PermissionDenied,
@@ -51,6 +55,8 @@ impl FailureCode {
         FailureCode::BudgetExceeded,
         FailureCode::Preflight,
         FailureCode::InvalidInput,
+        FailureCode::ForgeError,
+        FailureCode::RetriesExhausted,
     ];
 
     /// The code as written in comments and artifacts, e.g. `BRANCH_EXISTS`.
@@ -69,6 +75,8 @@ impl FailureCode {
             FailureCode::BudgetExceeded => "BUDGET_EXCEEDED",
             FailureCode::Preflight => "PREFLIGHT",
             FailureCode::InvalidInput => "INVALID_INPUT",
+            FailureCode::ForgeError => "FORGE_ERROR",
+            FailureCode::RetriesExhausted => "RETRIES_EXHAUSTED",
         }
     }
 

@@ -15,3 +15,4 @@ pub mod redact;
 pub mod server;
 pub mod store;
 pub mod work_order;
+pub mod worker;

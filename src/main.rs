@@ -12,7 +12,7 @@ use autofix::config::repo::RepoConfig;
 use autofix::edits::EditFormat;
 use autofix::failure::FailureCode;
 use autofix::git::Identity;
-use autofix::pipeline::fix::FixOptions;
+use autofix::pipeline::fix::{FixOptions, IssueInput};
 use autofix::redact::Redactor;
 use autofix::server::{self, ServerState};
 use autofix::work_order::RunOptions;
@@ -192,8 +192,9 @@ fn fix_command(
     };
     let options = FixOptions {
         repo,
-        issue_file,
+        issue: IssueInput::File(issue_file),
         issue_number,
+        job_id: None,
         artifacts,
         identity,
         default_validate_timeout: Duration::from_secs(config.exec.default_timeout_secs),

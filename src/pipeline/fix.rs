@@ -13,7 +13,7 @@ use super::issue::Issue;
 use super::plan::{self, Plan};
 use super::prompts::{Feedback, edit_prompt};
 use super::run_log::RunLog;
-use super::test_report::{self, TestReport};
+use super::test_report::{self, CommandReport, TestReport};
 use super::triage::{self, Triage};
 use crate::config::repo::{RepoConfig, ValidationCommand};
 use crate::edits::apply::{self, ApplyError, ApplyPolicy};
@@ -30,12 +30,20 @@ use crate::redact::Redactor;
 /// Most bytes of a failing command's output quoted back to the model.
 const FEEDBACK_TAIL_BYTES: usize = 6 * 1024;
 
+/// Where the issue comes from: a file (`autofix fix`) or the forge (the bot's worker).
+pub enum IssueInput {
+    File(PathBuf),
+    Given(Issue),
+}
+
 /// Everything one `autofix fix` needs besides the LLM.
 pub struct FixOptions {
     pub repo: PathBuf,
-    pub issue_file: PathBuf,
+    pub issue: IssueInput,
     /// Overrides the number in the issue file.
     pub issue_number: Option<u64>,
+    /// The `Autofix-Job` trailer of the commit; `fix-<issue>` when not given.
+    pub job_id: Option<String>,
     /// Artifact folder; by default `<git dir>/autofix/runs/<issue>-<time>`.
     pub artifacts: Option<PathBuf>,
     pub identity: Identity,
@@ -61,6 +69,14 @@ pub struct FixSummary {
     pub validated: bool,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// The plan's steps, the change's summary for people.
+    pub plan_steps: Vec<String>,
+    /// The files the commit changed, in path order.
+    pub changed_files: Vec<String>,
+    /// The last run of the validation commands.
+    pub validation: Vec<CommandReport>,
+    /// The end of the output of the command that failed last (secrets redacted).
+    pub failure_output_tail: Option<String>,
     pub artifacts: PathBuf,
 }
 
@@ -110,6 +126,10 @@ pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSumma
         validated: false,
         input_tokens: 0,
         output_tokens: 0,
+        plan_steps: Vec::new(),
+        changed_files: Vec::new(),
+        validation: Vec::new(),
+        failure_output_tail: None,
         artifacts: artifacts.clone(),
     };
     let outcome = match preflight(options, workspace, &log) {
@@ -148,6 +168,13 @@ fn run_name(options: &FixOptions) -> String {
     }
 }
 
+fn read_issue_file(path: &std::path::Path) -> Result<Issue, String> {
+    let bytes = std::fs::read(path)
+        .map_err(|err| format!("cannot read the issue file {}: {err}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|_| "the issue file is not UTF-8 text")?;
+    Issue::parse(&text)
+}
+
 /// What the job starts from once preflight has passed.
 struct Ready {
     workspace: Workspace,
@@ -170,15 +197,10 @@ fn preflight(
     let invalid = |reason: String| Failed::new(FailureCode::InvalidInput, "preflight", reason);
     let git =
         |err: crate::git::GitError| Failed::new(err.failure_code(), "preflight", err.to_string());
-    let bytes = std::fs::read(&options.issue_file).map_err(|err| {
-        invalid(format!(
-            "cannot read the issue file {}: {err}",
-            options.issue_file.display()
-        ))
-    })?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| invalid("the issue file is not UTF-8 text".into()))?;
-    let issue = Issue::parse(&text).map_err(invalid)?;
+    let issue = match &options.issue {
+        IssueInput::Given(issue) => issue.clone(),
+        IssueInput::File(path) => read_issue_file(path).map_err(invalid)?,
+    };
     let number = options.issue_number.or(issue.number).ok_or_else(|| {
         invalid("the issue has no number: give one in the file or with --issue-number".into())
     })?;
@@ -294,6 +316,7 @@ impl Job<'_> {
         let text = self.ask("plan", prompt).await?;
         let plan = plan::parse(&text)
             .map_err(|err| Failed::new(FailureCode::LlmOutputInvalid, "plan", err.to_string()))?;
+        self.summary.plan_steps = plan.plan_steps.clone();
         self.log
             .write_json("PLAN.json", &plan)
             .map_err(io_failure("plan"))?;
@@ -359,7 +382,10 @@ impl Job<'_> {
     }
 
     fn job_id(&self) -> String {
-        format!("fix-{}", self.ready.number)
+        self.options
+            .job_id
+            .clone()
+            .unwrap_or_else(|| format!("fix-{}", self.ready.number))
     }
 
     /// Edit, validate and review until the change is accepted or a budget is spent.
@@ -546,6 +572,10 @@ impl Job<'_> {
                 break;
             }
         }
+        self.summary.validation = report.commands.clone();
+        self.summary.failure_output_tail = failing_tail
+            .as_deref()
+            .map(|tail| self.options.redactor.redact(tail));
         self.log
             .write_json("TEST_REPORT.json", &report)
             .map_err(io_failure("validate"))?;
@@ -598,6 +628,9 @@ impl Job<'_> {
             Some(&self.job_id()),
         )
         .map_err(failed)?;
+        let mut changed = ready.workspace.changed_paths().map_err(failed)?;
+        changed.sort();
+        self.summary.changed_files = changed;
         let sha = ready
             .workspace
             .commit_all(&message, &self.options.identity, &self.options.identity)

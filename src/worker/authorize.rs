@@ -1,0 +1,61 @@
+//! Whether a labelled issue may become a job: who added the label (a person with push rights,
+//! checked through the forge's API, never from the webhook), and the issue's state now.
+
+use super::publish::{Refusal, is_autofix_change_request_for};
+use crate::forge::{Forge, ForgeError, ForgeUser, IssueInfo, IssueNumber, RepoRef};
+
+/// What the checks decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Go ahead, with the issue as the API reports it now.
+    Proceed(IssueInfo),
+    /// Decline with one polite comment.
+    Refuse(Refusal),
+    /// Decline without a word: the bot labelled the issue itself, and answering itself could loop.
+    Ignore(String),
+}
+
+/// Runs the checks in the order that costs the fewest API calls for the common refusals.
+pub async fn check(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    issue: IssueNumber,
+    actor: &ForgeUser,
+    bot: &ForgeUser,
+) -> Result<Verdict, ForgeError> {
+    if actor.id == bot.id || actor.login.eq_ignore_ascii_case(&bot.login) {
+        return Ok(Verdict::Ignore(format!(
+            "the label was added by the bot itself (@{})",
+            actor.login
+        )));
+    }
+    if actor.is_bot {
+        return Ok(Verdict::Refuse(Refusal::Bot {
+            login: actor.login.clone(),
+        }));
+    }
+    let permission = forge.permission(repo, actor).await?;
+    if !permission.may_push() {
+        return Ok(Verdict::Refuse(Refusal::NoPushRights {
+            login: actor.login.clone(),
+            permission: permission.as_str().to_owned(),
+        }));
+    }
+    let info = forge.issue(repo, issue).await?;
+    if !info.open {
+        return Ok(Verdict::Refuse(Refusal::Closed));
+    }
+    if info.locked {
+        return Ok(Verdict::Refuse(Refusal::Locked));
+    }
+    let open = forge.open_change_requests(repo).await?;
+    if let Some(existing) = open
+        .iter()
+        .find(|change| is_autofix_change_request_for(&change.body, issue.0))
+    {
+        return Ok(Verdict::Refuse(Refusal::AlreadyOpen {
+            url: existing.url.clone(),
+        }));
+    }
+    Ok(Verdict::Proceed(info))
+}

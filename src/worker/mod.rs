@@ -1,0 +1,247 @@
+//! The bot's workers: claim queued jobs with a lease, run each from its checkpoint on its own
+//! thread (a panic becomes a retry), renew the lease while it runs, and record how it ended.
+
+mod authorize;
+mod job;
+pub mod publish;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio::sync::{Notify, watch};
+use tracing::Instrument;
+
+use crate::forge::{Forge, ForgeError, ForgeKind, ForgeUser};
+use crate::git::{Identity, MirrorCache};
+use crate::llm::LlmProvider;
+use crate::redact::Redactor;
+use crate::store::{ClaimedJob, Finish, Store, StoreError};
+
+pub use job::JobEnd;
+
+/// The worker settings `[bot]`, `[exec]` and `[pipeline]` give.
+#[derive(Debug, Clone)]
+pub struct WorkerSettings {
+    pub trigger_label: String,
+    pub failed_label: String,
+    pub workers: usize,
+    pub lease: Duration,
+    pub poll_interval: Duration,
+    pub max_attempts: u32,
+    pub default_validate_timeout: Duration,
+    pub output_limit: usize,
+    pub context_tokens: usize,
+}
+
+/// Everything a job needs, shared by every worker.
+pub struct WorkerContext {
+    pub store: Store,
+    pub github: Option<Arc<dyn Forge>>,
+    pub gitlab: Option<Arc<dyn Forge>>,
+    pub llm: Arc<dyn LlmProvider>,
+    pub mirrors: MirrorCache,
+    /// Per-job worktrees and artifacts live under `<workdir>/jobs/<id>`.
+    pub workdir: PathBuf,
+    pub identity: Identity,
+    pub settings: WorkerSettings,
+    /// Every secret of the configuration; each job adds the tokens it is handed.
+    pub redactor: Redactor,
+    bot_users: Mutex<HashMap<ForgeKind, ForgeUser>>,
+}
+
+impl WorkerContext {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        store: Store,
+        github: Option<Arc<dyn Forge>>,
+        gitlab: Option<Arc<dyn Forge>>,
+        llm: Arc<dyn LlmProvider>,
+        workdir: PathBuf,
+        identity: Identity,
+        settings: WorkerSettings,
+        redactor: Redactor,
+    ) -> WorkerContext {
+        WorkerContext {
+            store,
+            github,
+            gitlab,
+            llm,
+            mirrors: MirrorCache::new(workdir.join("mirrors")),
+            workdir,
+            identity,
+            settings,
+            redactor,
+            bot_users: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn forge(&self, kind: ForgeKind) -> Option<Arc<dyn Forge>> {
+        match kind {
+            ForgeKind::GitHub => self.github.clone(),
+            ForgeKind::GitLab => self.gitlab.clone(),
+        }
+    }
+
+    /// The account the bot acts as on `forge`, asked once per process.
+    pub(crate) async fn bot_user(&self, forge: &dyn Forge) -> Result<ForgeUser, ForgeError> {
+        let kind = forge.kind();
+        if let Some(user) = self.lock_bot_users().get(&kind) {
+            return Ok(user.clone());
+        }
+        let user = forge.bot_user().await?;
+        self.lock_bot_users().insert(kind, user.clone());
+        Ok(user)
+    }
+
+    fn lock_bot_users(&self) -> std::sync::MutexGuard<'_, HashMap<ForgeKind, ForgeUser>> {
+        self.bot_users
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// What one attempt to take work did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// A job was claimed and run (to an end, or back to the queue).
+    Ran(i64),
+    /// Nothing is runnable now.
+    Idle,
+}
+
+/// Claims one runnable job for `owner` and runs it; `Idle` when there is none.
+pub async fn run_one(ctx: &Arc<WorkerContext>, owner: &str) -> Result<Turn, StoreError> {
+    let lease = ctx.settings.lease;
+    let Some(claimed) = ctx.store.claim(owner, lease, Utc::now()).await? else {
+        return Ok(Turn::Idle);
+    };
+    let id = claimed.id;
+    let span = tracing::info_span!("job", id, issue = %claimed.key.dedupe_key());
+    async {
+        tracing::info!(attempt = claimed.attempts, "job claimed");
+        let end = run_with_lease(ctx, claimed, owner).await;
+        record_end(ctx, id, owner, end).await
+    }
+    .instrument(span)
+    .await?;
+    Ok(Turn::Ran(id))
+}
+
+/// Runs the job on a blocking thread of its own (git and commands block) while this task keeps
+/// the lease alive; a panic in the job becomes a retry, never a lost job.
+async fn run_with_lease(ctx: &Arc<WorkerContext>, claimed: ClaimedJob, owner: &str) -> JobEnd {
+    let id = claimed.id;
+    let run = job::JobRun::new(ctx.clone(), claimed, owner.to_owned());
+    let handle = tokio::runtime::Handle::current();
+    let mut task = tokio::task::spawn_blocking(move || handle.block_on(run.run()));
+    let renew_every = ctx.settings.lease / 3;
+    loop {
+        tokio::select! {
+            joined = &mut task => {
+                return match joined {
+                    Ok(end) => end,
+                    Err(error) if error.is_panic() => {
+                        JobEnd::RetryLater(format!("the job panicked: {}", panic_text(error)))
+                    }
+                    Err(error) => JobEnd::RetryLater(format!("the job was cancelled: {error}")),
+                };
+            }
+            () = tokio::time::sleep(renew_every) => {
+                if let Err(error) = ctx.store.renew(id, owner, ctx.settings.lease, Utc::now()).await {
+                    tracing::warn!(%error, "could not renew the lease; the job's next save will stop it");
+                }
+            }
+        }
+    }
+}
+
+fn panic_text(error: tokio::task::JoinError) -> String {
+    let payload = error.into_panic();
+    payload
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
+async fn record_end(
+    ctx: &WorkerContext,
+    id: i64,
+    owner: &str,
+    end: JobEnd,
+) -> Result<(), StoreError> {
+    let now = Utc::now();
+    let recorded = match &end {
+        JobEnd::Finished(finish) => {
+            match finish {
+                Finish::Succeeded => tracing::info!("job succeeded"),
+                Finish::Failed { code, error } => tracing::info!(code, error, "job ended without a change"),
+            }
+            ctx.store.finish(id, owner, finish, now).await.map(drop)
+        }
+        JobEnd::RetryLater(reason) => {
+            let at = ctx.store.retry_later(id, owner, reason, now).await;
+            if let Ok(at) = &at {
+                tracing::warn!(reason, retry_at = %at, "job will be retried");
+            }
+            at.map(drop)
+        }
+    };
+    match recorded {
+        // Another worker took the job over after our lease ran out: its outcome is theirs to record.
+        Err(StoreError::LeaseLost { .. }) => {
+            tracing::warn!("the lease was lost before the job's end could be recorded");
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// Runs jobs until none is runnable (tests and `autofix serve --once`-like callers).
+pub async fn run_until_idle(ctx: &Arc<WorkerContext>, owner: &str) -> Result<Vec<i64>, StoreError> {
+    let mut ran = Vec::new();
+    while let Turn::Ran(id) = run_one(ctx, owner).await? {
+        ran.push(id);
+    }
+    Ok(ran)
+}
+
+/// A name no other worker (here or in another process) uses: host, process, start time, slot.
+pub fn owner_name(slot: usize) -> String {
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "host".into());
+    format!(
+        "{host}-{}-{}-w{slot}",
+        std::process::id(),
+        Utc::now().timestamp_millis()
+    )
+}
+
+/// The worker pool of `autofix serve`: `settings.workers` loops that take jobs as they come
+/// (woken by `wake` when the ingress queues one, or every poll interval) until `stop` is set.
+pub async fn run_pool(ctx: Arc<WorkerContext>, wake: Arc<Notify>, stop: watch::Receiver<bool>) {
+    let mut loops = tokio::task::JoinSet::new();
+    for slot in 0..ctx.settings.workers.max(1) {
+        let ctx = ctx.clone();
+        let wake = wake.clone();
+        let mut stop = stop.clone();
+        loops.spawn(async move {
+            let owner = owner_name(slot);
+            while !*stop.borrow() {
+                match run_one(&ctx, &owner).await {
+                    Ok(Turn::Ran(_)) => continue,
+                    Ok(Turn::Idle) => {}
+                    Err(error) => tracing::error!(%error, "the worker could not reach the job store"),
+                }
+                tokio::select! {
+                    () = wake.notified() => {}
+                    () = tokio::time::sleep(ctx.settings.poll_interval) => {}
+                    _ = stop.changed() => {}
+                }
+            }
+        });
+    }
+    while loops.join_next().await.is_some() {}
+}

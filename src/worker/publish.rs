@@ -1,0 +1,447 @@
+//! Every text the bot writes on a forge: the status comment (a checklist edited in place), the
+//! pull/merge request body, the failure report and the polite refusals. Pure functions of data.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::failure::FailureCode;
+use crate::pipeline::test_report::CommandReport;
+
+/// The hidden line that marks the status comment of a job, so a restarted job finds it again.
+pub fn status_marker(job: i64) -> String {
+    format!("<!-- autofix:status job={job} -->")
+}
+
+/// The hidden line in a pull request body naming the issue and job it belongs to.
+pub fn change_request_marker(job: i64, issue: u64) -> String {
+    format!("<!-- autofix:change-request job={job} issue={issue} -->")
+}
+
+/// Whether `body` is the body of a change request autofix opened for `issue` (by any job).
+pub fn is_autofix_change_request_for(body: &str, issue: u64) -> bool {
+    body.lines().any(|line| {
+        let line = line.trim();
+        line.starts_with("<!-- autofix:change-request ")
+            && line
+                .split_whitespace()
+                .any(|word| word == format!("issue={issue}"))
+    })
+}
+
+/// The stages of a job as the status comment lists them, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Step {
+    Authorized,
+    Fetched,
+    Fixed,
+    Pushed,
+    Opened,
+}
+
+impl Step {
+    pub const ALL: [Step; 5] = [
+        Step::Authorized,
+        Step::Fetched,
+        Step::Fixed,
+        Step::Pushed,
+        Step::Opened,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Step::Authorized => "Request checked (who asked, issue open, no autofix PR yet)",
+            Step::Fetched => "Repository fetched and `.autofix.toml` read from the default branch",
+            Step::Fixed => "Change written and validated by the repository's own commands",
+            Step::Pushed => "Branch pushed",
+            Step::Opened => "Pull request opened",
+        }
+    }
+}
+
+/// Everything the status comment shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusView {
+    pub job: i64,
+    pub requested_by: String,
+    /// Steps completed, each with a short detail shown after it.
+    pub done: Vec<(Step, String)>,
+    /// The step running now.
+    pub current: Option<Step>,
+    /// Notes shown under the checklist (e.g. "no .autofix.toml: defaults apply").
+    pub notes: Vec<String>,
+    pub outcome: Option<StatusOutcome>,
+}
+
+/// How the job ended, as the status comment reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StatusOutcome {
+    Succeeded {
+        change_request_url: String,
+        change_request_word: String,
+    },
+    Failed(FailureReport),
+}
+
+/// The facts of a failure a person needs to act on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureReport {
+    pub stage: String,
+    pub code: FailureCode,
+    pub reason: String,
+    /// The end of the failing command's output, secrets already redacted.
+    pub output_tail: Option<String>,
+    pub trigger_label: String,
+    pub branch_kept: Option<String>,
+}
+
+/// The status comment: a heading, the checklist, notes, and the outcome once there is one.
+pub fn status_comment(view: &StatusView) -> String {
+    let mut text = String::new();
+    let heading = match &view.outcome {
+        None => "autofix is working on this issue",
+        Some(StatusOutcome::Succeeded { .. }) => "autofix opened a fix for this issue",
+        Some(StatusOutcome::Failed(_)) => "autofix could not fix this issue",
+    };
+    let _ = writeln!(text, "### {heading}\n");
+    let _ = writeln!(
+        text,
+        "Requested by @{} · job {}\n",
+        view.requested_by, view.job
+    );
+    for step in Step::ALL {
+        let done = view.done.iter().find(|(finished, _)| *finished == step);
+        let label = match step {
+            Step::Opened => format!("{} opened", change_request_word(view)),
+            _ => step.label().to_owned(),
+        };
+        match done {
+            Some((_, detail)) if detail.is_empty() => {
+                let _ = writeln!(text, "- [x] {label}");
+            }
+            Some((_, detail)) => {
+                let _ = writeln!(text, "- [x] {label}: {detail}");
+            }
+            None if view.current == Some(step) && view.outcome.is_none() => {
+                let _ = writeln!(text, "- [ ] {label} ← in progress");
+            }
+            None => {
+                let _ = writeln!(text, "- [ ] {label}");
+            }
+        }
+    }
+    for note in &view.notes {
+        let _ = writeln!(text, "\n> {note}");
+    }
+    match &view.outcome {
+        None => {}
+        Some(StatusOutcome::Succeeded {
+            change_request_url,
+            change_request_word,
+        }) => {
+            let _ = writeln!(
+                text,
+                "\n{change_request_word}: {change_request_url} — please review it like any other contribution."
+            );
+        }
+        Some(StatusOutcome::Failed(failure)) => text.push_str(&failure_section(failure)),
+    }
+    let _ = write!(text, "\n{}\n", status_marker(view.job));
+    text
+}
+
+fn change_request_word(view: &StatusView) -> &str {
+    match &view.outcome {
+        Some(StatusOutcome::Succeeded {
+            change_request_word,
+            ..
+        }) => change_request_word,
+        _ => "Pull request",
+    }
+}
+
+/// The part of the status comment that explains a failure and how to try again.
+fn failure_section(failure: &FailureReport) -> String {
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "\n**Failed at `{}` with `{}`:** {}",
+        failure.stage,
+        failure.code,
+        one_line(&failure.reason)
+    );
+    if let Some(tail) = failure.output_tail.as_deref().filter(|t| !t.trim().is_empty()) {
+        let fence = fence_for(tail);
+        let _ = writeln!(
+            text,
+            "\n<details><summary>End of the output</summary>\n\n{fence}text\n{}\n{fence}\n</details>",
+            tail.trim_end()
+        );
+    }
+    if let Some(branch) = &failure.branch_kept {
+        let _ = writeln!(
+            text,
+            "\nThe work in progress is kept on the branch `{branch}`."
+        );
+    }
+    let _ = writeln!(
+        text,
+        "\n**To try again:** address the cause above (for example in the issue text or the repository's \
+         `.autofix.toml`), then remove the `{label}` label and add it again.",
+        label = failure.trigger_label
+    );
+    text
+}
+
+/// Why the bot will not work on a labelled issue; each becomes one polite comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The label was added by a bot account.
+    Bot { login: String },
+    /// The person who added the label may not push to the repository.
+    NoPushRights { login: String, permission: String },
+    Closed,
+    Locked,
+    /// An autofix pull request for this issue is already open.
+    AlreadyOpen { url: String },
+}
+
+impl Refusal {
+    /// A short reason for the job record.
+    pub fn summary(&self) -> String {
+        match self {
+            Refusal::Bot { login } => format!("the label was added by the bot account @{login}"),
+            Refusal::NoPushRights { login, permission } => {
+                format!("@{login} may not push (permission: {permission})")
+            }
+            Refusal::Closed => "the issue is closed".into(),
+            Refusal::Locked => "the issue is locked".into(),
+            Refusal::AlreadyOpen { url } => format!("an autofix change is already open: {url}"),
+        }
+    }
+}
+
+/// The comment posted once when the bot declines a request.
+pub fn refusal_comment(refusal: &Refusal, trigger_label: &str, job: i64) -> String {
+    let body = match refusal {
+        Refusal::Bot { login } => format!(
+            "Thanks for the label, but autofix only starts work when a person adds `{trigger_label}`; \
+             @{login} is a bot account, so nothing was done."
+        ),
+        Refusal::NoPushRights { login, .. } => format!(
+            "Thanks, @{login}! autofix only starts work when someone who can push to this repository \
+             adds `{trigger_label}`, and your account cannot. A maintainer can add the label to ask for a fix."
+        ),
+        Refusal::Closed => format!(
+            "autofix did not start: this issue is closed. Reopen it and add `{trigger_label}` again to ask for a fix."
+        ),
+        Refusal::Locked => format!(
+            "autofix did not start: this issue is locked. Unlock it and add `{trigger_label}` again to ask for a fix."
+        ),
+        Refusal::AlreadyOpen { url } => format!(
+            "autofix did not start another fix: {url} is already open for this issue. \
+             Close it first if you want a new attempt."
+        ),
+    };
+    format!("{body}\n\n<!-- autofix:refusal job={job} -->\n")
+}
+
+/// The facts a pull request body is written from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeRequestFacts<'a> {
+    pub job: i64,
+    pub issue: u64,
+    pub subject: &'a str,
+    pub plan_steps: &'a [String],
+    pub changed_files: &'a [String],
+    pub validation: &'a [CommandReport],
+    pub repairs: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub notes: &'a [String],
+}
+
+/// The pull/merge request body: summary, `Fixes #N`, files, validation table, repairs, tokens.
+pub fn change_request_body(facts: &ChangeRequestFacts<'_>) -> String {
+    let mut text = String::new();
+    let _ = writeln!(text, "{}\n", facts.subject);
+    if !facts.plan_steps.is_empty() {
+        let _ = writeln!(text, "## Summary\n");
+        for step in facts.plan_steps {
+            let _ = writeln!(text, "- {}", one_line(step));
+        }
+        text.push('\n');
+    }
+    let _ = writeln!(text, "Fixes #{}\n", facts.issue);
+    let _ = writeln!(text, "## Changed files\n");
+    for file in facts.changed_files {
+        let _ = writeln!(text, "- `{file}`");
+    }
+    let _ = writeln!(text, "\n## Validation\n");
+    if facts.validation.is_empty() {
+        let _ = writeln!(
+            text,
+            "The repository configures no validation commands (`[[validate]]` in `.autofix.toml`): \
+             this change was **not** checked by its own build or tests."
+        );
+    } else {
+        let _ = writeln!(text, "| command | result | duration |");
+        let _ = writeln!(text, "| --- | --- | --- |");
+        for command in facts.validation {
+            let _ = writeln!(
+                text,
+                "| `{}` | {} | {} |",
+                table_cell(&command.command.join(" ")),
+                if command.passed { "passed" } else { "failed" },
+                duration(command.duration_ms)
+            );
+        }
+    }
+    let _ = writeln!(
+        text,
+        "\nRepair attempts: {} · Tokens used: {} in, {} out",
+        facts.repairs, facts.input_tokens, facts.output_tokens
+    );
+    for note in facts.notes {
+        let _ = writeln!(text, "\n> {note}");
+    }
+    let _ = writeln!(
+        text,
+        "\n---\nOpened by autofix (job {}). Review it as you would any contribution.\n{}",
+        facts.job,
+        change_request_marker(facts.job, facts.issue)
+    );
+    text
+}
+
+fn duration(millis: u64) -> String {
+    if millis < 1_000 {
+        format!("{millis} ms")
+    } else {
+        format!("{:.1} s", millis as f64 / 1_000.0)
+    }
+}
+
+fn table_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('`', "'")
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A code fence longer than any run of backticks in `text`, so the output cannot close it.
+fn fence_for(text: &str) -> String {
+    let longest = text
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(name: &str, passed: bool, millis: u64) -> CommandReport {
+        serde_json::from_value(serde_json::json!({
+            "name": name,
+            "command": ["cargo", name],
+            "exit_code": if passed { 0 } else { 101 },
+            "timed_out": false,
+            "passed": passed,
+            "duration_ms": millis,
+            "warnings": 0,
+            "output_truncated": false,
+            "parser": null,
+            "tests": null,
+        }))
+        .expect("a command report")
+    }
+
+    #[test]
+    fn a_running_job_shows_what_is_done_and_what_runs_now() {
+        let view = StatusView {
+            job: 3,
+            requested_by: "octocat".into(),
+            done: vec![(Step::Authorized, String::new())],
+            current: Some(Step::Fetched),
+            notes: vec![],
+            outcome: None,
+        };
+        insta::assert_snapshot!(status_comment(&view));
+    }
+
+    #[test]
+    fn a_failed_job_says_where_why_and_how_to_retry() {
+        let view = StatusView {
+            job: 4,
+            requested_by: "octocat".into(),
+            done: vec![
+                (Step::Authorized, String::new()),
+                (Step::Fetched, "`main` at 0123456".into()),
+            ],
+            current: Some(Step::Fixed),
+            notes: vec!["No `.autofix.toml` on the default branch: the defaults apply.".into()],
+            outcome: Some(StatusOutcome::Failed(FailureReport {
+                stage: "validate".into(),
+                code: FailureCode::ValidationFailed,
+                reason: "`cargo test` failed".into(),
+                output_tail: Some("test parse ... FAILED\n```\nnot a fence end".into()),
+                trigger_label: "auto-fix".into(),
+                branch_kept: None,
+            })),
+        };
+        let text = status_comment(&view);
+        assert!(text.contains("````text"), "the fence outlasts the output's own: {text}");
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn the_body_carries_summary_fixes_files_validation_repairs_and_tokens() {
+        let facts = ChangeRequestFacts {
+            job: 9,
+            issue: 7,
+            subject: "fix(lib): handle empty input in parse (#7)",
+            plan_steps: &["Return an error for empty input".into()],
+            changed_files: &["src/lib.rs".into()],
+            validation: &[command("build", true, 840), command("test", true, 2_310)],
+            repairs: 1,
+            input_tokens: 1200,
+            output_tokens: 300,
+            notes: &[],
+        };
+        let body = change_request_body(&facts);
+        assert!(body.contains("Fixes #7"));
+        assert!(is_autofix_change_request_for(&body, 7));
+        assert!(!is_autofix_change_request_for(&body, 70));
+        insta::assert_snapshot!(body);
+    }
+
+    #[test]
+    fn each_refusal_is_one_polite_comment_naming_the_label() {
+        let refusals = [
+            Refusal::Bot {
+                login: "dependabot[bot]".into(),
+            },
+            Refusal::NoPushRights {
+                login: "stranger".into(),
+                permission: "read".into(),
+            },
+            Refusal::Closed,
+            Refusal::Locked,
+            Refusal::AlreadyOpen {
+                url: "https://github.com/o/r/pull/2".into(),
+            },
+        ];
+        let all: Vec<String> = refusals
+            .iter()
+            .map(|refusal| refusal_comment(refusal, "auto-fix", 5))
+            .collect();
+        for text in &all {
+            assert!(text.contains("`auto-fix`") || text.contains("already open"), "{text}");
+        }
+        insta::assert_snapshot!(all.join("\n---\n"));
+    }
+}
