@@ -1033,3 +1033,89 @@ fn missing_keys(docs: &Value, fake: &Value) -> Vec<String> {
         .map(|key| key.to_string())
         .collect()
 }
+
+// --- the fake itself ----------------------------------------------------------------------
+
+#[tokio::test]
+async fn the_fake_refuses_requests_without_the_token_and_takes_a_bearer_one() {
+    let gitlab = gitlab();
+    let http = reqwest::Client::new();
+    let user = format!("{}/user", gitlab.api_url());
+
+    let anonymous = http.get(&user).send().await.unwrap();
+    let bearer = http
+        .get(&user)
+        .bearer_auth(gitlab.token().expose_secret())
+        .send()
+        .await
+        .unwrap();
+
+    assert_eq!(anonymous.status(), 401);
+    assert_eq!(
+        anonymous.json::<Value>().await.unwrap(),
+        json!({"message": "401 Unauthorized"})
+    );
+    assert_eq!(bearer.status(), 200);
+}
+
+#[tokio::test]
+async fn the_fake_answers_a_route_gitlab_lacks_with_404_and_notes_it() {
+    let gitlab = gitlab();
+
+    let answer = reqwest::Client::new()
+        .get(format!("{}/projects/1/pipelines", gitlab.api_url()))
+        .header("PRIVATE-TOKEN", gitlab.token().expose_secret())
+        .send()
+        .await
+        .unwrap();
+
+    assert_eq!(answer.status(), 404);
+    let unexpected = std::mem::take(&mut gitlab.state().unexpected);
+    assert_eq!(unexpected.len(), 1);
+    assert!(
+        unexpected[0].contains("/projects/1/pipelines"),
+        "{unexpected:?}"
+    );
+    assert_eq!(gitlab.requests()[0].status, 404);
+}
+
+#[test]
+#[should_panic(expected = "requests it does not serve")]
+fn a_request_the_fake_does_not_serve_fails_the_test() {
+    let gitlab = FakeGitLab::start(axum::Router::new());
+    gitlab
+        .state()
+        .unexpected
+        .push("GET /api/v4/projects/1/pipelines".into());
+
+    gitlab.assert_no_unexpected();
+}
+
+#[test]
+fn the_fake_serves_the_git_routes_it_is_given_beside_the_api() {
+    let routes = axum::Router::new().route(
+        "/acme/tools/widgets.git/info/refs",
+        axum::routing::get(|| async { "refs" }),
+    );
+    let gitlab = FakeGitLab::start(routes);
+    gitlab.project(PROJECT);
+    let clone_url = gitlab
+        .state()
+        .project(PROJECT)
+        .unwrap()
+        .http_url_to_repo
+        .clone();
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let body = runtime.block_on(async {
+        reqwest::get(format!("{clone_url}/info/refs"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    });
+
+    assert_eq!(body, "refs");
+    assert!(gitlab.requests().is_empty());
+}

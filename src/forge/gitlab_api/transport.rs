@@ -90,38 +90,32 @@ impl Transport {
                 Err(failure) => failure,
             };
             let (next, fault) = match &failure {
-                Failure::Final(_) => (
-                    Next::GiveUp {
-                        wait: Duration::ZERO,
-                    },
-                    String::new(),
-                ),
+                Failure::Final(_) => return Err(self.give_up(failure, Duration::ZERO, 0, action)),
                 Failure::RateLimited { requested } => (
                     self.retry.after_rate_limit(retries_done, *requested),
-                    "rate limited (429)".to_owned(),
+                    "rate limited (429)",
                 ),
                 Failure::Transient(message) => {
-                    (self.retry.after_transient(retries_done), message.clone())
+                    (self.retry.after_transient(retries_done), message.as_str())
                 }
             };
-            match next {
-                Next::WaitThenRetry(wait) => {
-                    retries_done += 1;
-                    tracing::warn!(
-                        forge = FORGE,
-                        action,
-                        retry = retries_done,
-                        of = self.retry.max_retries,
-                        wait = ?wait,
-                        fault = %fault,
-                        "GitLab request failed; retrying"
-                    );
-                    tokio::time::sleep(wait).await;
-                }
+            let wait = match next {
+                Next::WaitThenRetry(wait) => wait,
                 Next::GiveUp { wait } => {
                     return Err(self.give_up(failure, wait, retries_done, action));
                 }
-            }
+            };
+            retries_done += 1;
+            tracing::warn!(
+                forge = FORGE,
+                action,
+                retry = retries_done,
+                of = self.retry.max_retries,
+                wait = ?wait,
+                fault,
+                "GitLab request failed; retrying"
+            );
+            tokio::time::sleep(wait).await;
         }
     }
 
