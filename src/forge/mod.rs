@@ -4,6 +4,7 @@
 pub mod client;
 pub mod github;
 pub mod gitlab;
+pub mod gitlab_api;
 mod webhook;
 
 use std::fmt;

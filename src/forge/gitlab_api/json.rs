@@ -1,0 +1,258 @@
+//! GitLab REST v4 JSON read into the neutral forge types (users, issues, notes, merge requests,
+//! memberships); every missing or mistyped field is named in the error.
+
+use serde_json::Value;
+
+use crate::forge::{
+    ChangeRequest, Comment, CommentId, ForgeUser, IssueInfo, IssueNumber, Permission,
+};
+
+/// What GitLab puts before a merge request's title to make it a draft.
+pub const DRAFT_PREFIX: &str = "Draft: ";
+
+type Read<T> = Result<T, String>;
+
+pub fn user(value: &Value) -> Read<ForgeUser> {
+    let login = string(value, "username")?;
+    let is_bot = match value.get("bot") {
+        Some(Value::Bool(bot)) => *bot,
+        _ => looks_like_bot(&login),
+    };
+    Ok(ForgeUser {
+        id: number(value, "id")?,
+        login,
+        is_bot,
+    })
+}
+
+/// Where GitLab does not say (`bot` appears only on `/user` and `/users`), the names it gives
+/// bot accounts: `project_7_bot_…`/`group_3_bot_…` for access tokens, and the usual suffixes.
+pub fn looks_like_bot(username: &str) -> bool {
+    let name = username.to_ascii_lowercase();
+    let token_bot = ["project_", "group_"].iter().any(|kind| {
+        name.strip_prefix(kind)
+            .and_then(|rest| rest.split_once("_bot"))
+            .is_some_and(|(id, _)| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+    });
+    token_bot || name.ends_with("[bot]") || name.ends_with("-bot") || name.ends_with("_bot")
+}
+
+pub fn issue(value: &Value) -> Read<IssueInfo> {
+    let state = string(value, "state")?;
+    Ok(IssueInfo {
+        number: IssueNumber(number(value, "iid")?),
+        title: string(value, "title")?,
+        body: optional_string(value, "description")?.unwrap_or_default(),
+        labels: labels(value)?,
+        open: state == "opened",
+        locked: optional_bool(value, "discussion_locked")?.unwrap_or(false),
+        author: user(object(value, "author")?).map_err(|err| format!("author: {err}"))?,
+    })
+}
+
+/// A note on an issue; `None` for the system notes GitLab writes itself ("added ~bug label").
+pub fn note(value: &Value) -> Read<Option<Comment>> {
+    if optional_bool(value, "system")?.unwrap_or(false) {
+        return Ok(None);
+    }
+    Ok(Some(Comment {
+        id: CommentId(number(value, "id")?),
+        body: optional_string(value, "body")?.unwrap_or_default(),
+        author: user(object(value, "author")?).map_err(|err| format!("author: {err}"))?,
+    }))
+}
+
+pub fn note_id(value: &Value) -> Read<CommentId> {
+    number(value, "id").map(CommentId)
+}
+
+/// A merge request; the neutral title leaves out the `Draft: ` prefix that `draft` already says.
+pub fn merge_request(value: &Value) -> Read<ChangeRequest> {
+    let title = string(value, "title")?;
+    let draft = match optional_bool(value, "draft")? {
+        Some(draft) => draft,
+        None => optional_bool(value, "work_in_progress")?.unwrap_or(false),
+    };
+    let title = match title.strip_prefix(DRAFT_PREFIX) {
+        Some(rest) if draft => rest.to_owned(),
+        _ => title,
+    };
+    Ok(ChangeRequest {
+        number: number(value, "iid")?,
+        url: string(value, "web_url")?,
+        title,
+        body: optional_string(value, "description")?.unwrap_or_default(),
+        head: string(value, "source_branch")?,
+        base: string(value, "target_branch")?,
+        draft,
+    })
+}
+
+/// A member of the project (directly or through a group); blocked or pending members may do nothing.
+pub fn membership(value: &Value) -> Read<Permission> {
+    let level = number(value, "access_level")?;
+    let active = optional_string(value, "state")?.is_none_or(|state| state == "active");
+    Ok(if active {
+        Permission::from_gitlab_access_level(level)
+    } else {
+        Permission::None
+    })
+}
+
+pub fn default_branch(value: &Value) -> Read<String> {
+    optional_string(value, "default_branch")?
+        .filter(|branch| !branch.is_empty())
+        .ok_or_else(|| "the project has no `default_branch` (is the repository empty?)".into())
+}
+
+pub fn list(value: &Value) -> Read<&[Value]> {
+    value
+        .as_array()
+        .map(Vec::as_slice)
+        .ok_or_else(|| format!("expected a JSON list, got {}", kind(value)))
+}
+
+/// REST answers give label names; with `with_labels_details` they are objects with a `name`.
+fn labels(value: &Value) -> Read<Vec<String>> {
+    let Some(items) = value.get("labels").filter(|v| !v.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let items = items
+        .as_array()
+        .ok_or_else(|| format!("`labels` is {}, not a list", kind(items)))?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(at, label)| match label {
+            Value::String(name) => Ok(name.clone()),
+            _ => label["name"]
+                .as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("`labels[{at}]` is neither a name nor a label object")),
+        })
+        .collect()
+}
+
+fn object<'v>(value: &'v Value, field: &str) -> Read<&'v Value> {
+    match value.get(field) {
+        Some(inner @ Value::Object(_)) => Ok(inner),
+        Some(other) => Err(format!("`{field}` is {}, not an object", kind(other))),
+        None => Err(format!("`{field}` is missing")),
+    }
+}
+
+fn number(value: &Value, field: &str) -> Read<u64> {
+    match value.get(field) {
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .ok_or_else(|| format!("`{field}` is {n}, not a whole number ≥ 0")),
+        Some(other) => Err(format!("`{field}` is {}, not a number", kind(other))),
+        None => Err(format!("`{field}` is missing")),
+    }
+}
+
+fn string(value: &Value, field: &str) -> Read<String> {
+    optional_string(value, field)?.ok_or_else(|| format!("`{field}` is missing"))
+}
+
+fn optional_string(value: &Value, field: &str) -> Read<Option<String>> {
+    match value.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.clone())),
+        Some(other) => Err(format!("`{field}` is {}, not a string", kind(other))),
+    }
+}
+
+fn optional_bool(value: &Value, field: &str) -> Read<Option<bool>> {
+    match value.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(flag)) => Ok(Some(*flag)),
+        Some(other) => Err(format!("`{field}` is {}, not true or false", kind(other))),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn access_token_bots_and_bot_suffixes_look_like_bots() {
+        for name in [
+            "project_7_bot_3f2a",
+            "group_12_bot",
+            "renovate-bot",
+            "dependabot[bot]",
+            "ci_bot",
+        ] {
+            assert!(looks_like_bot(name), "{name}");
+        }
+        for name in ["abbot", "botanist", "robotics", "alice"] {
+            assert!(!looks_like_bot(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_bot_field_wins_over_the_name() {
+        let human = user(&json!({"id": 1, "username": "ci_bot", "bot": false})).unwrap();
+        assert!(!human.is_bot);
+        let bot = user(&json!({"id": 2, "username": "alice", "bot": true})).unwrap();
+        assert!(bot.is_bot);
+    }
+
+    #[test]
+    fn an_issue_without_iid_names_the_field() {
+        let err =
+            issue(&json!({"title": "t", "state": "opened", "author": {"id": 1, "username": "a"}}))
+                .unwrap_err();
+        assert_eq!(err, "`iid` is missing");
+    }
+
+    #[test]
+    fn an_issue_with_a_numeric_label_names_its_position() {
+        let err = issue(&json!({
+            "iid": 1, "title": "t", "state": "opened", "labels": ["bug", 7],
+            "author": {"id": 1, "username": "a"}
+        }))
+        .unwrap_err();
+        assert_eq!(err, "`labels[1]` is neither a name nor a label object");
+    }
+
+    #[test]
+    fn a_blocked_member_has_no_permission() {
+        let blocked = json!({"access_level": 40, "state": "blocked"});
+        assert_eq!(membership(&blocked).unwrap(), Permission::None);
+        let active = json!({"access_level": 40, "state": "active"});
+        assert_eq!(membership(&active).unwrap(), Permission::Maintain);
+    }
+
+    #[test]
+    fn a_draft_title_loses_its_prefix_and_keeps_the_flag() {
+        let mr = merge_request(&json!({
+            "iid": 3, "web_url": "u", "title": "Draft: fix it", "description": null,
+            "source_branch": "b", "target_branch": "main", "draft": true
+        }))
+        .unwrap();
+        assert_eq!(
+            (mr.title.as_str(), mr.draft, mr.body.as_str()),
+            ("fix it", true, "")
+        );
+    }
+
+    #[test]
+    fn an_empty_project_has_no_default_branch() {
+        let err = default_branch(&json!({"default_branch": null})).unwrap_err();
+        assert!(err.contains("default_branch"), "{err}");
+    }
+}
