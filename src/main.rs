@@ -14,7 +14,6 @@ use autofix::failure::FailureCode;
 use autofix::git::Identity;
 use autofix::pipeline::fix::{FixOptions, IssueInput};
 use autofix::redact::Redactor;
-use autofix::server::{self, ServerState};
 use autofix::work_order::RunOptions;
 use clap::{Parser, Subcommand};
 use secrecy::ExposeSecret;
@@ -200,7 +199,7 @@ fn fix_command(
         default_validate_timeout: Duration::from_secs(config.exec.default_timeout_secs),
         output_limit: config.exec.output_limit_bytes,
         context_tokens: config.pipeline.context_tokens,
-        redactor: known_secrets(&config),
+        redactor: autofix::commands::serve::known_secrets(&config),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -249,66 +248,13 @@ fn serve_command(config_file: Option<PathBuf>) -> ExitCode {
         .enable_all()
         .build()
         .expect("a tokio runtime starts");
-    match runtime.block_on(serve(config)) {
+    match runtime.block_on(autofix::commands::serve::serve(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("autofix serve: {message}");
             ExitCode::from(1)
         }
     }
-}
-
-/// Opens the store (creating an SQLite file with its migrations), binds and serves until
-/// SIGTERM or ctrl-c.
-async fn serve(config: ServiceConfig) -> Result<(), String> {
-    let database_url = config.database_url();
-    let store = autofix::store::Store::open(&database_url)
-        .await
-        .map_err(|err| format!("database.url: {err}"))?;
-    let listener = tokio::net::TcpListener::bind(&config.server.listen)
-        .await
-        .map_err(|err| {
-            format!(
-                "server.listen: cannot listen on {}: {err}",
-                config.server.listen
-            )
-        })?;
-    let address = listener
-        .local_addr()
-        .map_err(|err| format!("server.listen: {err}"))?;
-    let state = ServerState {
-        store: store.clone(),
-        github_secrets: config.github.all_webhook_secrets(),
-        gitlab_secrets: config.gitlab.all_webhook_secrets(),
-        trigger_label: config.bot.trigger_label,
-        body_limit: config.server.body_limit_bytes,
-        read_timeout: Duration::from_secs(config.server.read_timeout_secs),
-        metrics: Default::default(),
-    };
-    if state.github_secrets.is_empty() && state.gitlab_secrets.is_empty() {
-        tracing::warn!("no webhook secret is configured: every delivery will be refused (401)");
-    }
-    tracing::info!(%address, "autofix serve: listening for webhooks");
-    let served = server::serve(listener, server::router(state), server::shutdown_signal()).await;
-    store.close().await;
-    tracing::info!("autofix serve: stopped");
-    served.map_err(|err| format!("serving on {address}: {err}"))
-}
-
-/// Every secret the configuration holds, to be hidden from whatever the commands write.
-fn known_secrets(config: &ServiceConfig) -> Redactor {
-    let mut redactor = Redactor::new();
-    redactor.register(&config.llm.api_key);
-    for secret in config
-        .github
-        .all_webhook_secrets()
-        .iter()
-        .chain(&config.gitlab.all_webhook_secrets())
-        .chain([&config.github.token, &config.gitlab.token])
-    {
-        redactor.register(secret);
-    }
-    redactor
 }
 
 /// The defaults, an optional file and the `AUTOFIX__*` environment, or one line saying why not.
@@ -340,7 +286,7 @@ fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCod
     options.llm_provider = provider_config.kind.to_string();
     options.output_limit = config.exec.output_limit_bytes;
     options.default_validate_timeout = Duration::from_secs(config.exec.default_timeout_secs);
-    options.redactor = known_secrets(&config);
+    options.redactor = autofix::commands::serve::known_secrets(&config);
     let provider = match autofix::llm::provider(provider_config) {
         Ok(provider) => provider,
         Err(err) => {

@@ -2,3 +2,4 @@
 //! parses arguments, wires things together and prints.
 
 pub mod apply;
+pub mod serve;

@@ -104,6 +104,70 @@ pub enum GitError {
         source: std::io::Error,
     },
 
+    #[error("invalid remote URL {url}: {reason}")]
+    InvalidRemoteUrl {
+        /// The URL as given, with any embedded credentials masked.
+        url: String,
+        reason: &'static str,
+    },
+
+    #[error("invalid mirror key {key:?}: {reason}")]
+    InvalidMirrorKey { key: String, reason: &'static str },
+
+    #[error("the forge refused the token for {operation} {url}: {detail}")]
+    RemoteAuthRefused {
+        operation: RemoteOperation,
+        url: String,
+        detail: String,
+    },
+
+    #[error("{operation} {url} timed out: {detail}")]
+    RemoteTimeout {
+        operation: RemoteOperation,
+        url: String,
+        detail: String,
+    },
+
+    #[error("cannot {operation} {url}: {detail}")]
+    RemoteUnavailable {
+        operation: RemoteOperation,
+        url: String,
+        detail: String,
+        /// Whether trying again later may succeed (network faults, 5xx), unlike a 404.
+        transient: bool,
+    },
+
+    #[error(
+        "branch {branch} on {url} is at {actual}, not {} as this job expected; refusing to overwrite someone else's work",
+        ExpectedTip(.expected.as_ref())
+    )]
+    RemoteBranchMoved {
+        branch: String,
+        url: String,
+        expected: Option<CommitSha>,
+        actual: CommitSha,
+    },
+
+    #[error(
+        "refusing to {action} branch {branch} of {url}: it is the repository's default branch, and the bot writes only its own branches"
+    )]
+    DefaultBranchProtected {
+        /// `push to` or `delete`.
+        action: &'static str,
+        branch: String,
+        url: String,
+    },
+
+    #[error("{url} rejected the update of branch {branch}: {reason}")]
+    PushRejected {
+        branch: String,
+        url: String,
+        reason: String,
+    },
+
+    #[error("branch {branch} does not exist in the mirror of {url}")]
+    MirrorBranchNotFound { branch: String, url: String },
+
     #[error("git failed to {action}: {source}")]
     Git {
         action: String,
@@ -170,10 +234,32 @@ impl GitError {
             | GitError::InvalidCommitSha { .. }
             | GitError::InvalidJobId { .. }
             | GitError::UnsupportedCloneSource { .. }
-            | GitError::CloneDestinationNotEmpty { .. } => FailureCode::InvalidInput,
+            | GitError::CloneDestinationNotEmpty { .. }
+            | GitError::InvalidRemoteUrl { .. }
+            | GitError::InvalidMirrorKey { .. }
+            | GitError::DefaultBranchProtected { .. }
+            | GitError::MirrorBranchNotFound { .. } => FailureCode::InvalidInput,
+            GitError::RemoteAuthRefused { .. } => FailureCode::PermissionDenied,
+            GitError::RemoteTimeout { .. } => FailureCode::Timeout,
+            GitError::RemoteBranchMoved { .. } => FailureCode::BranchExists,
+            // The remote branch changed between the lease check and the push, or a server-side
+            // rule (protected branch, hook) declined it: either way the job's branch did not land.
+            GitError::PushRejected { .. } => FailureCode::GitConflict,
+            // The forge cannot be reached or refuses for a reason other than the token.
+            GitError::RemoteUnavailable { .. } => FailureCode::Preflight,
             // The work tree cannot be changed as the job needs.
             GitError::Io { .. } => FailureCode::Preflight,
             GitError::Git { source, .. } => failure_code_of_libgit2(source),
+        }
+    }
+
+    /// Whether the same job may succeed if retried later without any change: the forge was
+    /// unreachable, slow or failing on its side.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            GitError::RemoteTimeout { .. } => true,
+            GitError::RemoteUnavailable { transient, .. } => *transient,
+            _ => false,
         }
     }
 
@@ -199,6 +285,44 @@ fn failure_code_of_libgit2(error: &git2::Error) -> FailureCode {
         | ErrorCode::NotFastForward
         | ErrorCode::Uncommitted => FailureCode::GitConflict,
         _ => FailureCode::Preflight,
+    }
+}
+
+/// What the git layer was doing with a remote, as error messages say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RemoteOperation {
+    Fetch,
+    ListBranches,
+    Push,
+    DeleteBranch,
+}
+
+impl RemoteOperation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RemoteOperation::Fetch => "fetch from",
+            RemoteOperation::ListBranches => "list the branches of",
+            RemoteOperation::Push => "push to",
+            RemoteOperation::DeleteBranch => "delete a branch of",
+        }
+    }
+}
+
+impl fmt::Display for RemoteOperation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `at 1a2b…` or `absent` for the tip a lease expected.
+struct ExpectedTip<'a>(Option<&'a CommitSha>);
+
+impl fmt::Display for ExpectedTip<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(sha) => write!(f, "at {sha}"),
+            None => f.write_str("absent"),
+        }
     }
 }
 

@@ -8,6 +8,7 @@ mod diff;
 mod error;
 mod ids;
 mod message;
+pub mod remote;
 mod rollback;
 mod slug;
 mod status;
@@ -15,8 +16,12 @@ mod workspace;
 
 pub use branch::BranchOutcome;
 pub use branch_name::{BRANCH_NAME_MAX_LEN, BranchName, BranchTemplate, DEFAULT_BRANCH_TEMPLATE};
-pub use error::{DIRTY_PATHS_LISTED, DirtyKind, DirtyPath, GitError};
+pub use error::{DIRTY_PATHS_LISTED, DirtyKind, DirtyPath, GitError, RemoteOperation};
 pub use ids::{CommitSha, Identity};
 pub use message::{CommitKind, CommitMessage, JOB_TRAILER, SUBJECT_PATTERN};
+pub use remote::{
+    Mirror, MirrorCache, NetworkTimeouts, delete_remote_branch, push_branch, remote_branch_tip,
+    set_network_timeouts,
+};
 pub use slug::{EMPTY_SLUG, SLUG_MAX_LEN, slugify};
 pub use workspace::Workspace;

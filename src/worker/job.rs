@@ -652,7 +652,7 @@ impl JobRun {
             .map_err(forge_stop(stage))?;
         let branch = BranchName::new(&fixed.branch).map_err(git_stop(stage))?;
         let expected = CommitSha::parse(pushed).map_err(git_stop(stage))?;
-        crate::git::delete_remote_branch(&request.repo.clone_url, &branch, &expected, &credentials)
+        crate::git::delete_remote_branch(&request.repo.clone_url, &branch, expected, &credentials)
             .map_err(git_stop(stage))?;
         self.checkpoint.pushed = None;
         self.save(stage, &format!("deleted the pushed branch {branch}"))
