@@ -1,0 +1,405 @@
+//! The bot under test, whole: the real ingress on a port, the real worker and forge clients, a
+//! stateful fake forge, real bare remotes behind `git http-backend`, and a scripted LLM.
+//!
+//! ```ignore
+//! let t = BotTester::gitlab().await;
+//! t.repo("acme/widgets", &python_files());
+//! t.llm.script_python_fix();
+//! t.label_issue("acme/widgets", 7, &t.maintainer()).await;
+//! t.run_until_idle().await;
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use autofix::forge::Forge;
+use autofix::forge::gitlab_api::{GitLabClient, RetryPolicy as GitLabRetry};
+use autofix::git::Identity;
+use autofix::llm::{ProviderConfig, ProviderKind};
+use autofix::redact::Redactor;
+use autofix::server::{self, Metrics, ServerState};
+use autofix::store::{JobRecord, Store};
+use autofix::worker::{self, WorkerContext, WorkerSettings};
+use reqwest::StatusCode;
+use secrecy::SecretString;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use super::deliveries::{self, Actor, LabeledIssue};
+use super::fake_gitlab::FakeGitLab;
+use super::git_http::{BareRepo, GitHttpAuth, GitHttpServer};
+use super::scripted_llm::ScriptedLlm;
+
+pub const WEBHOOK_SECRET: &str = "story-webhook-secret";
+pub const TRIGGER: &str = "auto-fix";
+pub const FAILED_LABEL: &str = "automation-failed";
+
+/// The Python project the stories fix, validated by pytest.
+pub const BUGGY_PY: &str = "def clamp(value, low, high):\n    return value\n";
+pub const FIXED_PY: &str = "def clamp(value, low, high):\n    return max(low, min(value, high))\n";
+pub const PY_TEST: &str = "from calc import clamp\n\n\ndef test_clamp_limits_both_ends():\n    assert clamp(5, 0, 3) == 3\n    assert clamp(-1, 0, 3) == 0\n    assert clamp(2, 0, 3) == 2\n";
+pub const PY_CONFIG: &str = "[[validate]]\nname = \"pytest\"\nrun = [\"python3\", \"-m\", \"pytest\", \"-q\", \"-p\", \"no:cacheprovider\"]\ntimeout_secs = 120\n";
+
+/// The files of the Python project, with `.autofix.toml`.
+pub fn python_project() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("calc.py", BUGGY_PY),
+        ("test_calc.py", PY_TEST),
+        (".gitignore", "__pycache__/\n.pytest_cache/\n"),
+        (".autofix.toml", PY_CONFIG),
+    ]
+}
+
+/// The stage answers of a fix of `calc.py` that passes pytest at the first try.
+pub fn script_python_fix(llm: &ScriptedLlm) {
+    llm.reply_text_for_stage("triage", triage());
+    llm.reply_text_for_stage("plan", plan());
+    llm.reply_text_for_stage("edit", clamp_edit(FIXED_PY));
+    llm.reply_text_for_stage("audit", accepted());
+}
+
+pub fn triage() -> String {
+    json!({"actionable": true, "classification": "fix", "risk": "LOW",
+           "affected_files": ["calc.py"], "reason": "clamp ignores its bounds"})
+    .to_string()
+}
+
+pub fn plan() -> String {
+    json!({"branch_name": "ignored", "plan_steps": ["limit the value to [low, high] in clamp"],
+           "file_changes": [{"path": "calc.py", "operation": "MODIFY", "line_range": [1, 2]}],
+           "commit_summary": "clamp values to both of their bounds", "scope": "calc"})
+    .to_string()
+}
+
+/// A SEARCH/REPLACE answer turning the buggy `clamp` into `replacement`.
+pub fn clamp_edit(replacement: &str) -> String {
+    format!("calc.py\n```\n<<<<<<< SEARCH\n{BUGGY_PY}=======\n{replacement}>>>>>>> REPLACE\n```\n")
+}
+
+pub fn accepted() -> String {
+    json!({"decision": "accepted", "reasons": ["fixes the bug"], "must_fixes": [], "nice_to_haves": []})
+        .to_string()
+}
+
+/// A delivery the story sent, to send again as a forge would redeliver it.
+#[derive(Debug, Clone)]
+pub struct Sent {
+    pub delivery_id: String,
+    pub body: Vec<u8>,
+    pub status: StatusCode,
+    pub answer: Value,
+}
+
+/// Which fake forge the story runs against.
+pub enum FakeForge {
+    GitLab(FakeGitLab),
+}
+
+pub struct BotTester {
+    pub forge: FakeForge,
+    pub git: GitHttpServer,
+    pub llm: ScriptedLlm,
+    pub store: Store,
+    pub context: Arc<WorkerContext>,
+    ingress: String,
+    workdir: tempfile::TempDir,
+    client: reqwest::Client,
+    sent: AtomicU64,
+}
+
+impl BotTester {
+    /// The bot against a fake GitLab whose token also opens the git remotes (as `oauth2`).
+    pub async fn gitlab() -> BotTester {
+        let forge = FakeGitLab::start(axum::Router::new());
+        let token = secrecy::ExposeSecret::expose_secret(&forge.token()).to_owned();
+        let git = GitHttpServer::start(GitHttpAuth {
+            username: "oauth2".into(),
+            token: token.clone(),
+            read_only_token: None,
+        });
+        let client = GitLabClient::new(
+            &forge.api_url(),
+            forge.token(),
+            Duration::from_secs(10),
+            GitLabRetry {
+                max_retries: 2,
+                initial_backoff: Duration::from_millis(10),
+                max_backoff: Duration::from_millis(50),
+                max_rate_limit_wait: Duration::from_secs(2),
+            },
+        )
+        .expect("a GitLab client for the fake");
+        let gitlab: Arc<dyn Forge> = Arc::new(client);
+        Self::start(FakeForge::GitLab(forge), git, None, Some(gitlab), &token).await
+    }
+
+    async fn start(
+        forge: FakeForge,
+        git: GitHttpServer,
+        github: Option<Arc<dyn Forge>>,
+        gitlab: Option<Arc<dyn Forge>>,
+        token: &str,
+    ) -> BotTester {
+        let workdir = tempfile::tempdir().expect("a workdir");
+        let store = Store::open_sqlite(&workdir.path().join("autofix.db"))
+            .await
+            .expect("the job store opens");
+        let llm = ScriptedLlm::start();
+        let provider = autofix::llm::provider(ProviderConfig {
+            kind: ProviderKind::Anthropic,
+            base_url: llm.base_url(),
+            model: "claude-story".into(),
+            api_key: SecretString::from("sk-ant-story-key"),
+            request_timeout: Duration::from_secs(20),
+            max_retries: 0,
+            initial_backoff: Duration::from_millis(10),
+            max_backoff: Duration::from_millis(10),
+        })
+        .expect("an LLM provider for the scripted server");
+        let mut redactor = Redactor::new();
+        redactor.register(&SecretString::from(token.to_owned()));
+        redactor.register(&SecretString::from(WEBHOOK_SECRET));
+        let wake = Arc::new(Notify::new());
+        let context = Arc::new(WorkerContext::new(
+            store.clone(),
+            github,
+            gitlab,
+            Arc::from(provider),
+            workdir.path().join("work"),
+            Identity::new("autofix", "autofix@example.com").expect("an identity"),
+            WorkerSettings {
+                trigger_label: TRIGGER.into(),
+                failed_label: FAILED_LABEL.into(),
+                workers: 1,
+                lease: Duration::from_secs(60),
+                poll_interval: Duration::from_millis(50),
+                max_attempts: 3,
+                default_validate_timeout: Duration::from_secs(120),
+                output_limit: 256 * 1024,
+                context_tokens: 20_000,
+            },
+            redactor,
+        ));
+        let state = ServerState {
+            store: store.clone(),
+            github_secrets: vec![SecretString::from(WEBHOOK_SECRET)],
+            gitlab_secrets: vec![SecretString::from(WEBHOOK_SECRET)],
+            trigger_label: TRIGGER.into(),
+            body_limit: 5 * 1024 * 1024,
+            read_timeout: Duration::from_secs(10),
+            metrics: Arc::new(Metrics::default()),
+            job_queued: wake,
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the ingress");
+        let ingress = format!("http://{}", listener.local_addr().expect("an address"));
+        tokio::spawn(server::serve(
+            listener,
+            server::router(state),
+            std::future::pending(),
+        ));
+        BotTester {
+            forge,
+            git,
+            llm,
+            store,
+            context,
+            ingress,
+            workdir,
+            client: reqwest::Client::new(),
+            sent: AtomicU64::new(0),
+        }
+    }
+
+    pub fn gitlab_fake(&self) -> &FakeGitLab {
+        match &self.forge {
+            FakeForge::GitLab(fake) => fake,
+        }
+    }
+
+    /// A repository on the forge with a real bare remote holding `files` on `main`.
+    pub fn repo(&self, path: &str, files: &[(&str, &str)]) -> BareRepo {
+        let bare = self.git.create_repo(path, "main", files);
+        let url = self.git.url(path);
+        match &self.forge {
+            FakeForge::GitLab(fake) => {
+                fake.project(path).default_branch(Some("main")).clone_url(&url);
+            }
+        }
+        bare
+    }
+
+    /// A person who may push (GitLab Developer) to `path`.
+    pub fn maintainer(&self, path: &str, login: &str) -> Actor {
+        match &self.forge {
+            FakeForge::GitLab(fake) => {
+                fake.member(path, login, 30);
+                deliveries::person(login, fake.user(login))
+            }
+        }
+    }
+
+    /// A person with a role that may not push (GitLab Reporter).
+    pub fn reporter(&self, path: &str, login: &str) -> Actor {
+        match &self.forge {
+            FakeForge::GitLab(fake) => {
+                fake.member(path, login, 20);
+                deliveries::person(login, fake.user(login))
+            }
+        }
+    }
+
+    /// An open issue on the forge, and the webhook that says `actor` labelled it `auto-fix`.
+    pub async fn label_issue(&self, path: &str, number: u64, title: &str, actor: &Actor) -> Sent {
+        let body = "clamp(5, 0, 3) returns 5; it should return 3.";
+        match &self.forge {
+            FakeForge::GitLab(fake) => {
+                let exists = fake
+                    .state()
+                    .project(path)
+                    .is_some_and(|project| project.issues.contains_key(&number));
+                if !exists {
+                    fake.project(path)
+                        .issue(number, title)
+                        .description(Some(body))
+                        .labels(&[TRIGGER]);
+                }
+            }
+        }
+        let issue = LabeledIssue {
+            owner_path: path,
+            clone_url: &self.git.url(path),
+            default_branch: "main",
+            number,
+            title,
+            body,
+            label: TRIGGER,
+        };
+        let payload = match &self.forge {
+            FakeForge::GitLab(_) => deliveries::gitlab_labeled(&issue, actor),
+        };
+        let n = self.sent.fetch_add(1, Ordering::SeqCst) + 1;
+        self.deliver(&format!("story-delivery-{n}"), payload).await
+    }
+
+    /// Sends `payload` as the forge would, signed, under `delivery_id`.
+    pub async fn deliver(&self, delivery_id: &str, payload: Vec<u8>) -> Sent {
+        let request = match &self.forge {
+            FakeForge::GitLab(_) => self
+                .client
+                .post(format!("{}/webhooks/gitlab", self.ingress))
+                .header("X-Gitlab-Event", "Issue Hook")
+                .header("X-Gitlab-Token", WEBHOOK_SECRET)
+                .header("Idempotency-Key", delivery_id),
+        };
+        let response = request
+            .header("Content-Type", "application/json")
+            .body(payload.clone())
+            .send()
+            .await
+            .expect("the ingress answers");
+        let status = response.status();
+        let text = response.text().await.unwrap_or_default();
+        Sent {
+            delivery_id: delivery_id.to_owned(),
+            body: payload,
+            status,
+            answer: serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        }
+    }
+
+    /// Sends the same delivery again (a forge's redelivery).
+    pub async fn redeliver(&self, sent: &Sent) -> Sent {
+        self.deliver(&sent.delivery_id, sent.body.clone()).await
+    }
+
+    /// Runs the worker until no job is runnable.
+    pub async fn run_until_idle(&self) -> Vec<i64> {
+        worker::run_until_idle(&self.context, "story-worker")
+            .await
+            .expect("the job store answers")
+    }
+
+    pub async fn jobs(&self) -> Vec<JobRecord> {
+        self.store.jobs_list(100).await.expect("jobs list")
+    }
+
+    /// The bot's working folder (mirrors, worktrees, artifacts).
+    pub fn workdir(&self) -> PathBuf {
+        self.workdir.path().join("work")
+    }
+
+    /// The comments on an issue, as bodies, oldest first (system notes left out).
+    pub fn comments(&self, path: &str, number: u64) -> Vec<String> {
+        match &self.forge {
+            FakeForge::GitLab(fake) => fake
+                .notes(path, number)
+                .into_iter()
+                .map(|note| note.body)
+                .collect(),
+        }
+    }
+
+    pub fn labels(&self, path: &str, number: u64) -> Vec<String> {
+        match &self.forge {
+            FakeForge::GitLab(fake) => fake.labels(path, number),
+        }
+    }
+
+    /// Every change request as (head branch, title, body, draft).
+    pub fn change_requests(&self, path: &str) -> Vec<ChangeRequestSeen> {
+        match &self.forge {
+            FakeForge::GitLab(fake) => fake
+                .merge_requests(path)
+                .into_iter()
+                .map(|mr| ChangeRequestSeen {
+                    head: mr.source_branch,
+                    base: mr.target_branch,
+                    title: mr.title,
+                    body: mr.description,
+                    draft: mr.draft,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A pull or merge request as a story looks at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeRequestSeen {
+    pub head: String,
+    pub base: String,
+    pub title: String,
+    pub body: String,
+    pub draft: bool,
+}
+
+/// Every file under `dir` whose bytes contain `needle`.
+pub fn files_containing(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(current) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&current) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file()
+                && std::fs::read(&path).is_ok_and(|bytes| {
+                    bytes
+                        .windows(needle.len())
+                        .any(|window| window == needle.as_bytes())
+                })
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
