@@ -2,6 +2,7 @@
 //! Each test file is its own crate and uses only part of them, hence `allow(dead_code)`.
 #![allow(dead_code)]
 
+pub mod fake_github;
 pub mod postgres;
 pub mod repo;
 pub mod scripted_llm;
