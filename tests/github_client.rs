@@ -961,3 +961,19 @@ async fn a_route_the_fake_does_not_serve_is_recorded_as_unexpected() {
     assert!(caught.is_err());
     github.state().requests.clear();
 }
+
+#[tokio::test]
+async fn the_fake_refuses_a_repeated_api_version_as_github_does() {
+    let github = github();
+    let status = reqwest::Client::new()
+        .get(format!("{}/repos/octo/hello", github.api_url()))
+        .header("authorization", format!("token {TOKEN}"))
+        .header("user-agent", "story")
+        .header("x-github-api-version", "2022-11-28")
+        .header("x-github-api-version", "2022-11-28")
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, 400);
+}

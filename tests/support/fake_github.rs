@@ -14,7 +14,8 @@
 //! Every API request needs `Authorization: token|Bearer X` where X is the configured personal token
 //! or a live installation token; the App's routes (`/app`, `/app/installations/{id}/access_tokens`,
 //! `/repos/{o}/{r}/installation`) need an RS256 JWT signed with the App's key. Anything else gets
-//! the recorded 401 "Bad credentials". A path the fake does not serve gets a 404 and is recorded
+//! the recorded 401 "Bad credentials"; a request without `User-Agent` or with an unknown (or
+//! repeated) `X-GitHub-Api-Version` is refused as GitHub does. A path the fake does not serve gets a 404 and is recorded
 //! as unexpected; `assert_no_unexpected()` (also run on drop) fails the test on those.
 //! Server-side pagination links use `/repositories/{id}/…` like api.github.com does.
 
@@ -946,6 +947,9 @@ fn route_and_serve(
     let Some(route) = parse_route(&state, method, path) else {
         return (Reply::not_found(), true);
     };
+    if let Some(refusal) = refuse_headers(headers) {
+        return (refusal, false);
+    }
     let caller = caller(&state, headers, route.needs_app_jwt());
     let reply = match (caller, route) {
         (None, _) => Reply::bad_credentials(),
@@ -958,6 +962,28 @@ fn route_and_serve(
         }
     };
     (reply, false)
+}
+
+/// GitHub refuses requests without a `User-Agent` (403) and API versions it does not know (400).
+fn refuse_headers(headers: &HeaderMap) -> Option<Reply> {
+    if !headers.contains_key("user-agent") {
+        return Some(Reply::json(
+            403,
+            json!({"message": "Request forbidden by administrative rules. Please make sure your request has a User-Agent header."}),
+        ));
+    }
+    let versions: Vec<&HeaderValue> = headers.get_all("x-github-api-version").iter().collect();
+    let supported = match versions.as_slice() {
+        [] => true,
+        [version] => version.as_bytes() == b"2022-11-28",
+        _ => false,
+    };
+    (!supported).then(|| {
+        Reply::json(
+            400,
+            json!({"message": "Unsupported API version", "documentation_url": "https://docs.github.com/rest/about-the-rest-api/api-versions"}),
+        )
+    })
 }
 
 fn serve_app_route(state: &mut State, route: Route) -> Reply {

@@ -378,8 +378,8 @@ impl Transport {
         let builder = http::Request::builder()
             .method(call.method.clone())
             .uri(uri)
-            .header(AUTHORIZATION, call.credential.header_value()?)
-            .header("x-github-api-version", "2022-11-28");
+            .header(AUTHORIZATION, call.credential.header_value()?);
+        // octocrab adds `X-GitHub-Api-Version` and `User-Agent` itself.
         self.octocrab
             .build_request(builder, call.body.as_ref())
             .map_err(|err| invalid(call.action, format!("cannot build the request: {err}")))
