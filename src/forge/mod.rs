@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod github;
+pub mod github_api;
 pub mod gitlab;
 pub mod gitlab_api;
 mod webhook;

@@ -2,7 +2,9 @@
 //! Each test file is its own crate and uses only part of them, hence `allow(dead_code)`.
 #![allow(dead_code)]
 
+pub mod bot;
 pub mod deliveries;
+pub mod fake_github;
 pub mod fake_gitlab;
 pub mod git_http;
 pub mod postgres;

@@ -1,0 +1,237 @@
+//! GitHub's REST JSON as the client reads it (only the fields it uses) and the mapping of each
+//! shape to the neutral forge types; nothing here leaves `forge::github_api`.
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+
+use crate::forge::{
+    ChangeRequest, Comment, CommentId, ForgeUser, IssueInfo, IssueNumber, Permission,
+};
+
+#[derive(Debug, Deserialize)]
+pub(super) struct User {
+    pub login: String,
+    pub id: u64,
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+}
+
+impl User {
+    pub fn into_neutral(self) -> ForgeUser {
+        let is_bot = self.kind.as_deref() == Some("Bot") || self.login.ends_with("[bot]");
+        ForgeUser {
+            login: self.login,
+            id: self.id,
+            is_bot,
+        }
+    }
+}
+
+/// `GET /app`: the App's slug names its bot account, `{slug}[bot]`.
+#[derive(Debug, Deserialize)]
+pub(super) struct App {
+    pub id: u64,
+    pub slug: String,
+}
+
+impl App {
+    pub fn bot_user(self) -> ForgeUser {
+        ForgeUser {
+            login: format!("{}[bot]", self.slug),
+            id: self.id,
+            is_bot: true,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Installation {
+    pub id: u64,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct InstallationToken {
+    pub token: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct CollaboratorPermission {
+    pub permission: Option<String>,
+    pub role_name: Option<String>,
+}
+
+impl CollaboratorPermission {
+    /// `role_name` is the finer scale (it knows maintain and triage); `permission` is legacy.
+    pub fn into_neutral(self) -> Permission {
+        self.role_name
+            .or(self.permission)
+            .map(|role| Permission::from_github_role(&role))
+            .unwrap_or(Permission::None)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Label {
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Issue {
+    pub number: u64,
+    pub title: String,
+    pub body: Option<String>,
+    #[serde(default)]
+    pub labels: Vec<Label>,
+    pub state: String,
+    #[serde(default)]
+    pub locked: bool,
+    pub user: User,
+}
+
+impl Issue {
+    pub fn into_neutral(self) -> IssueInfo {
+        IssueInfo {
+            number: IssueNumber(self.number),
+            title: self.title,
+            body: self.body.unwrap_or_default(),
+            labels: self.labels.into_iter().map(|label| label.name).collect(),
+            open: self.state == "open",
+            locked: self.locked,
+            author: self.user.into_neutral(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Repository {
+    pub default_branch: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct IssueComment {
+    pub id: u64,
+    pub body: Option<String>,
+    pub user: User,
+}
+
+impl IssueComment {
+    pub fn into_neutral(self) -> Comment {
+        Comment {
+            id: CommentId(self.id),
+            body: self.body.unwrap_or_default(),
+            author: self.user.into_neutral(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct CreatedComment {
+    pub id: u64,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct BranchRef {
+    #[serde(rename = "ref")]
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct PullRequest {
+    pub number: u64,
+    pub html_url: String,
+    pub title: String,
+    pub body: Option<String>,
+    pub head: BranchRef,
+    pub base: BranchRef,
+    #[serde(default)]
+    pub draft: bool,
+}
+
+impl PullRequest {
+    pub fn into_neutral(self) -> ChangeRequest {
+        ChangeRequest {
+            number: self.number,
+            url: self.html_url,
+            title: self.title,
+            body: self.body.unwrap_or_default(),
+            head: self.head.name,
+            base: self.base.name,
+            draft: self.draft,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture<T: serde::de::DeserializeOwned>(text: &str) -> T {
+        serde_json::from_str(text).expect("the recorded fixture parses")
+    }
+
+    #[test]
+    fn the_recorded_issue_reads_as_a_locked_open_issue_with_its_labels() {
+        let issue: Issue = fixture(include_str!(
+            "../../../tests/data/github/api/issues-get.issue.json"
+        ));
+        insta::assert_debug_snapshot!(issue.into_neutral());
+    }
+
+    #[test]
+    fn the_recorded_pull_request_reads_with_its_branches_and_browser_url() {
+        let pull: PullRequest = fixture(include_str!(
+            "../../../tests/data/github/api/pulls-create.pull-request.json"
+        ));
+        insta::assert_debug_snapshot!(pull.into_neutral());
+    }
+
+    #[test]
+    fn the_recorded_pull_request_list_reads_item_by_item() {
+        let pulls: Vec<PullRequest> = fixture(include_str!(
+            "../../../tests/data/github/api/pulls-list.pull-request-simple-items.json"
+        ));
+        let neutral: Vec<ChangeRequest> =
+            pulls.into_iter().map(PullRequest::into_neutral).collect();
+        insta::assert_debug_snapshot!(neutral);
+    }
+
+    #[test]
+    fn the_recorded_comment_reads_with_its_author() {
+        let comment: IssueComment = fixture(include_str!(
+            "../../../tests/data/github/api/issues-create-comment.issue-comment.json"
+        ));
+        insta::assert_debug_snapshot!(comment.into_neutral());
+    }
+
+    #[test]
+    fn the_recorded_admin_permission_reads_from_the_legacy_field() {
+        let permission: CollaboratorPermission = fixture(include_str!(
+            "../../../tests/data/github/api/repos-get-collaborator-permission-level.json"
+        ));
+        assert_eq!(permission.into_neutral(), Permission::Admin);
+    }
+
+    #[test]
+    fn role_name_is_preferred_to_the_legacy_permission() {
+        let permission: CollaboratorPermission =
+            fixture(r#"{"permission":"write","role_name":"maintain","user":null}"#);
+        assert_eq!(permission.into_neutral(), Permission::Maintain);
+    }
+
+    #[test]
+    fn the_recorded_installation_token_reads_with_its_expiry() {
+        let token: InstallationToken = fixture(include_str!(
+            "../../../tests/data/github/api/apps-create-installation-access-token.json"
+        ));
+        assert_eq!(token.expires_at.to_rfc3339(), "2016-07-11T22:14:10+00:00");
+    }
+
+    #[test]
+    fn the_recorded_repository_names_its_default_branch() {
+        let repository: Repository = fixture(include_str!(
+            "../../../tests/data/github/api/repos-get.full-repository.json"
+        ));
+        assert_eq!(repository.default_branch, "master");
+    }
+}

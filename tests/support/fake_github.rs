@@ -1,0 +1,1610 @@
+//! A stateful fake GitHub for tests: repositories, collaborators, issues, comments, labels and pull
+//! requests behind the real REST shapes under `/api/v3`, with a token, a GitHub App and fault switches.
+//!
+//! ```ignore
+//! let github = FakeGitHub::start(axum::Router::new());
+//! github.set_token("ghp_test", "autofix-bot");
+//! github.repo("octo/hello", "main", "http://127.0.0.1:1/octo/hello.git");
+//! github.issue("octo/hello", 7, "Crash on empty input", "Steps…", "alice");
+//! github.collaborator("octo/hello", "alice", "write");
+//! // point the client at github.api_url(); read github.comments("octo/hello", 7) afterwards
+//! ```
+//!
+//! The JSON follows the recorded fixtures in `tests/data/github/api/` (same field names and types).
+//! Every API request needs `Authorization: token|Bearer X` where X is the configured personal token
+//! or a live installation token; the App's routes (`/app`, `/app/installations/{id}/access_tokens`,
+//! `/repos/{o}/{r}/installation`) need an RS256 JWT signed with the App's key. Anything else gets
+//! the recorded 401 "Bad credentials"; a request without `User-Agent` or with an unknown (or
+//! repeated) `X-GitHub-Api-Version` is refused as GitHub does. A path the fake does not serve gets a 404 and is recorded
+//! as unexpected; `assert_no_unexpected()` (also run on drop) fails the test on those.
+//! Server-side pagination links use `/repositories/{id}/…` like api.github.com does.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::IntoFuture;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State as AxumState};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Uri};
+use axum::response::Response;
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+/// The prefix of every API route, as on GitHub Enterprise Server.
+pub const API_PREFIX: &str = "/api/v3";
+
+/// The installation id the fake App has on every repository.
+pub const INSTALLATION_ID: u64 = 4242;
+
+/// Reads a recorded GitHub API body from `tests/data/github/api/`, e.g. `"issues-get.issue.json"`.
+pub fn github_fixture(name: &str) -> Value {
+    let path = github_data_dir().join("api").join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("cannot read the fixture {}: {err}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|err| panic!("the fixture {} is not JSON: {err}", path.display()))
+}
+
+/// `tests/data/github/`: the fixtures and the test-only App key pair.
+pub fn github_data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/github")
+}
+
+/// The test-only App private key (PEM), generated for these tests and used nowhere else.
+pub fn test_app_private_key() -> Vec<u8> {
+    std::fs::read(github_data_dir().join("test-app-key.pem")).expect("read the test App key")
+}
+
+fn test_app_public_key() -> String {
+    std::fs::read_to_string(github_data_dir().join("test-app-key.pub.pem"))
+        .expect("read the test App public key")
+}
+
+/// A GitHub account as the fake shows it (`type` is `User` or `Bot`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakeUser {
+    pub login: String,
+    pub id: u64,
+    pub is_bot: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct FakeIssue {
+    pub number: u64,
+    pub title: String,
+    pub body: Option<String>,
+    pub labels: Vec<String>,
+    pub open: bool,
+    pub locked: bool,
+    pub author: FakeUser,
+}
+
+#[derive(Debug, Clone)]
+pub struct FakeComment {
+    pub id: u64,
+    /// The issue (or pull request) number it is on.
+    pub issue: u64,
+    pub body: String,
+    pub author: FakeUser,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// How many times it was edited through `PATCH`.
+    pub edits: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct FakePull {
+    pub number: u64,
+    pub title: String,
+    pub body: String,
+    pub head: String,
+    pub base: String,
+    pub draft: bool,
+    pub open: bool,
+    pub author: FakeUser,
+    pub requested_reviewers: Vec<String>,
+    pub requested_teams: Vec<String>,
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FakeRepo {
+    pub id: u64,
+    /// `owner/name`.
+    pub full_name: String,
+    pub default_branch: String,
+    pub clone_url: String,
+    /// Login → role (`read`, `triage`, `write`, `maintain`, `admin`).
+    pub collaborators: BTreeMap<String, String>,
+    pub issues: BTreeMap<u64, FakeIssue>,
+    pub pulls: BTreeMap<u64, FakePull>,
+    /// Every comment of every issue, in creation order.
+    pub comments: Vec<FakeComment>,
+}
+
+impl FakeRepo {
+    fn owner(&self) -> &str {
+        self.full_name.split('/').next().unwrap_or_default()
+    }
+
+    /// Issues and pull requests share one sequence of numbers, as on GitHub.
+    fn next_number(&self) -> u64 {
+        let last_issue = self.issues.keys().max().copied().unwrap_or(0);
+        let last_pull = self.pulls.keys().max().copied().unwrap_or(0);
+        last_issue.max(last_pull) + 1
+    }
+
+    fn labels_of_mut(&mut self, number: u64) -> Option<&mut Vec<String>> {
+        if let Some(issue) = self.issues.get_mut(&number) {
+            Some(&mut issue.labels)
+        } else {
+            self.pulls.get_mut(&number).map(|pull| &mut pull.labels)
+        }
+    }
+}
+
+/// The GitHub App the fake knows: its id, slug and public key.
+#[derive(Debug, Clone)]
+pub struct FakeApp {
+    pub id: u64,
+    pub slug: String,
+    pub public_key_pem: String,
+}
+
+impl FakeApp {
+    /// The account the App acts as: `{slug}[bot]`, with the App's id.
+    pub fn bot_user(&self) -> FakeUser {
+        FakeUser {
+            login: format!("{}[bot]", self.slug),
+            id: self.id,
+            is_bot: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct IssuedToken {
+    pub token: String,
+    pub installation_id: u64,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// One request as the fake saw it.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    pub method: Method,
+    /// The path below [`API_PREFIX`], percent-encoded as sent.
+    pub path: String,
+    pub query: Option<String>,
+    pub status: u16,
+    /// A route the fake does not serve.
+    pub unexpected: bool,
+    pub body: Option<Value>,
+}
+
+impl std::fmt::Display for RecordedRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.method, self.path)?;
+        if let Some(query) = &self.query {
+            write!(f, "?{query}")?;
+        }
+        write!(f, " → {}", self.status)
+    }
+}
+
+/// A canned answer for the next `times` matching requests.
+#[derive(Debug, Clone)]
+struct Fault {
+    method: String,
+    path_substring: String,
+    status: u16,
+    body: Value,
+    headers: Vec<(String, String)>,
+    times: usize,
+}
+
+#[derive(Debug, Clone)]
+struct Delay {
+    method: String,
+    path_substring: String,
+    delay: Duration,
+    times: usize,
+}
+
+type BranchLookup = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+
+/// Everything the fake knows; tests may read and change it through [`FakeGitHub::state`].
+pub struct State {
+    pub repos: BTreeMap<String, FakeRepo>,
+    /// The personal token and the user it belongs to.
+    pub personal_token: Option<(String, FakeUser)>,
+    pub app: Option<FakeApp>,
+    pub issued_tokens: Vec<IssuedToken>,
+    /// How long a new installation token lives (GitHub: 1 hour).
+    pub token_lifetime: chrono::Duration,
+    /// The most items one page holds, whatever `per_page` asks (GitHub: 100).
+    pub max_page_size: usize,
+    pub requests: Vec<RecordedRequest>,
+    faults: Vec<Fault>,
+    delays: Vec<Delay>,
+    branch_lookup: BranchLookup,
+    next_id: u64,
+    base_url: String,
+}
+
+impl State {
+    fn new(base_url: String) -> State {
+        State {
+            repos: BTreeMap::new(),
+            personal_token: None,
+            app: None,
+            issued_tokens: Vec::new(),
+            token_lifetime: chrono::Duration::hours(1),
+            max_page_size: 100,
+            requests: Vec::new(),
+            faults: Vec::new(),
+            delays: Vec::new(),
+            branch_lookup: Arc::new(|_, _| true),
+            next_id: 1000,
+            base_url,
+        }
+    }
+
+    fn new_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    fn api_url(&self) -> String {
+        format!("{}{API_PREFIX}", self.base_url)
+    }
+}
+
+type Shared = Arc<Mutex<State>>;
+
+/// The running fake; stops (and checks no unexpected request came) when dropped.
+pub struct FakeGitHub {
+    state: Shared,
+    address: SocketAddr,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FakeGitHub {
+    /// Serves the API under `/api/v3` and `git_routes` (which must not set a fallback) on
+    /// `127.0.0.1` at a free port, on its own thread and runtime.
+    pub fn start(git_routes: axum::Router) -> FakeGitHub {
+        let listener =
+            std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake GitHub server");
+        listener
+            .set_nonblocking(true)
+            .expect("make the fake GitHub listener non-blocking");
+        let address = listener.local_addr().expect("the listener has an address");
+        let state: Shared = Arc::new(Mutex::new(State::new(format!("http://{address}"))));
+        let api = axum::Router::new()
+            .route(API_PREFIX, axum::routing::any(answer))
+            .route(
+                &format!("{API_PREFIX}/{{*rest}}"),
+                axum::routing::any(answer),
+            )
+            .fallback(answer)
+            .with_state(state.clone());
+        let app = api.merge(git_routes);
+        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("fake-github".into())
+            .spawn(move || serve(listener, app, stopped))
+            .expect("spawn the fake GitHub thread");
+        FakeGitHub {
+            state,
+            address,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`: where the git routes are served.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// `http://127.0.0.1:PORT/api/v3`: the client's API base URL.
+    pub fn api_url(&self) -> String {
+        format!("{}{API_PREFIX}", self.url())
+    }
+
+    /// Direct access to the fake's state, for what the conveniences below do not cover.
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// Accepts `token` as the personal token of the user `login`.
+    pub fn set_token(&self, token: &str, login: &str) -> FakeUser {
+        let mut state = self.state();
+        let user = FakeUser {
+            login: login.to_owned(),
+            id: state.new_id(),
+            is_bot: false,
+        };
+        state.personal_token = Some((token.to_owned(), user.clone()));
+        user
+    }
+
+    /// Registers a GitHub App with the test-only key pair, installed on every repository.
+    pub fn set_app(&self, app_id: u64, slug: &str) -> FakeApp {
+        let app = FakeApp {
+            id: app_id,
+            slug: slug.to_owned(),
+            public_key_pem: test_app_public_key(),
+        };
+        self.state().app = Some(app.clone());
+        app
+    }
+
+    /// How long installation tokens issued from now on live.
+    pub fn set_token_lifetime(&self, lifetime: Duration) {
+        self.state().token_lifetime =
+            chrono::Duration::from_std(lifetime).expect("a lifetime chrono can hold");
+    }
+
+    /// Caps the page size, so a handful of items spans several pages.
+    pub fn set_max_page_size(&self, size: usize) {
+        self.state().max_page_size = size.max(1);
+    }
+
+    /// Decides whether a branch exists when a pull request is opened (default: every branch).
+    pub fn set_branch_lookup(&self, lookup: impl Fn(&str, &str) -> bool + Send + Sync + 'static) {
+        self.state().branch_lookup = Arc::new(lookup);
+    }
+
+    /// Adds (or replaces) the repository `owner/name`.
+    pub fn repo(&self, full_name: &str, default_branch: &str, clone_url: &str) -> FakeRepo {
+        let mut state = self.state();
+        let repo = FakeRepo {
+            id: state.new_id(),
+            full_name: full_name.to_owned(),
+            default_branch: default_branch.to_owned(),
+            clone_url: clone_url.to_owned(),
+            collaborators: BTreeMap::new(),
+            issues: BTreeMap::new(),
+            pulls: BTreeMap::new(),
+            comments: Vec::new(),
+        };
+        state.repos.insert(full_name.to_owned(), repo.clone());
+        repo
+    }
+
+    /// Adds an open, unlocked issue by `author` (a new user unless one of that login exists).
+    pub fn issue(
+        &self,
+        repo: &str,
+        number: u64,
+        title: &str,
+        body: &str,
+        author: &str,
+    ) -> FakeIssue {
+        let mut state = self.state();
+        let author = FakeUser {
+            login: author.to_owned(),
+            id: state.new_id(),
+            is_bot: author.ends_with("[bot]"),
+        };
+        let issue = FakeIssue {
+            number,
+            title: title.to_owned(),
+            body: (!body.is_empty()).then(|| body.to_owned()),
+            labels: Vec::new(),
+            open: true,
+            locked: false,
+            author,
+        };
+        repo_mut(&mut state, repo)
+            .issues
+            .insert(number, issue.clone());
+        issue
+    }
+
+    /// Changes an issue in place (close it, lock it, label it…).
+    pub fn edit_issue(&self, repo: &str, number: u64, edit: impl FnOnce(&mut FakeIssue)) {
+        let mut state = self.state();
+        let issue = repo_mut(&mut state, repo)
+            .issues
+            .get_mut(&number)
+            .unwrap_or_else(|| panic!("the fake has no issue #{number} in {repo}"));
+        edit(issue);
+    }
+
+    /// Makes `login` a collaborator of `repo` with `role` (`read` … `admin`).
+    pub fn collaborator(&self, repo: &str, login: &str, role: &str) {
+        repo_mut(&mut self.state(), repo)
+            .collaborators
+            .insert(login.to_owned(), role.to_owned());
+    }
+
+    pub fn comments(&self, repo: &str, number: u64) -> Vec<FakeComment> {
+        repo_mut(&mut self.state(), repo)
+            .comments
+            .iter()
+            .filter(|comment| comment.issue == number)
+            .cloned()
+            .collect()
+    }
+
+    pub fn pull_requests(&self, repo: &str) -> Vec<FakePull> {
+        repo_mut(&mut self.state(), repo)
+            .pulls
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// The labels of issue (or pull request) `number`.
+    pub fn labels(&self, repo: &str, number: u64) -> Vec<String> {
+        repo_mut(&mut self.state(), repo)
+            .labels_of_mut(number)
+            .map(|labels| labels.clone())
+            .unwrap_or_else(|| panic!("the fake has no issue or pull request #{number} in {repo}"))
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.state().requests.clone()
+    }
+
+    /// How many requests had `method` and a path containing `path_substring`.
+    pub fn count(&self, method: &str, path_substring: &str) -> usize {
+        self.state()
+            .requests
+            .iter()
+            .filter(|request| {
+                request.method.as_str().eq_ignore_ascii_case(method)
+                    && request.path.contains(path_substring)
+            })
+            .count()
+    }
+
+    pub fn issued_tokens(&self) -> Vec<IssuedToken> {
+        self.state().issued_tokens.clone()
+    }
+
+    /// Answers the next `times` requests with `method` (or `*`) whose path below `/api/v3`
+    /// contains `path_substring` with `status`, `body` and `headers` instead of serving them.
+    pub fn fail_next(
+        &self,
+        method: &str,
+        path_substring: &str,
+        status: u16,
+        body: Value,
+        headers: &[(&str, &str)],
+        times: usize,
+    ) {
+        self.state().faults.push(Fault {
+            method: method.to_owned(),
+            path_substring: path_substring.to_owned(),
+            status,
+            body,
+            headers: headers
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect(),
+            times,
+        });
+    }
+
+    /// Holds the next `times` matching requests back for `delay` before serving them.
+    pub fn delay_next(&self, method: &str, path_substring: &str, delay: Duration, times: usize) {
+        self.state().delays.push(Delay {
+            method: method.to_owned(),
+            path_substring: path_substring.to_owned(),
+            delay,
+            times,
+        });
+    }
+
+    /// Fails the test if any request went to a route the fake does not serve.
+    pub fn assert_no_unexpected(&self) {
+        let unexpected: Vec<String> = self
+            .state()
+            .requests
+            .iter()
+            .filter(|request| request.unexpected)
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            unexpected.is_empty(),
+            "the fake GitHub got requests it does not serve:\n  {}",
+            unexpected.join("\n  ")
+        );
+    }
+}
+
+impl Drop for FakeGitHub {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        if !std::thread::panicking() {
+            self.assert_no_unexpected();
+        }
+    }
+}
+
+fn lock(state: &Shared) -> MutexGuard<'_, State> {
+    state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn repo_mut<'a>(state: &'a mut State, full_name: &str) -> &'a mut FakeRepo {
+    state
+        .repos
+        .get_mut(full_name)
+        .unwrap_or_else(|| panic!("the fake has no repository {full_name}; add it with repo()"))
+}
+
+fn serve(
+    listener: std::net::TcpListener,
+    app: axum::Router,
+    stopped: tokio::sync::oneshot::Receiver<()>,
+) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("build the fake GitHub runtime");
+    runtime.block_on(async move {
+        let listener =
+            tokio::net::TcpListener::from_std(listener).expect("hand the listener to tokio");
+        tokio::select! {
+            result = axum::serve(listener, app).into_future() => {
+                result.expect("the fake GitHub server failed");
+            }
+            _ = stopped => {}
+        }
+    });
+    // Dropping the runtime cancels requests still held back by `delay_next`.
+    runtime.shutdown_background();
+}
+
+/// What one request gets back.
+struct Reply {
+    status: u16,
+    body: Value,
+    headers: Vec<(String, String)>,
+}
+
+impl Reply {
+    fn json(status: u16, body: Value) -> Reply {
+        Reply {
+            status,
+            body,
+            headers: Vec::new(),
+        }
+    }
+
+    fn not_found() -> Reply {
+        Reply::json(
+            404,
+            json!({"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}),
+        )
+    }
+
+    fn bad_credentials() -> Reply {
+        Reply::json(401, github_fixture("error-401-bad-credentials.json"))
+    }
+
+    fn validation_failed(errors: Value) -> Reply {
+        Reply::json(
+            422,
+            json!({
+                "message": "Validation Failed",
+                "errors": errors,
+                "documentation_url": "https://docs.github.com/rest",
+            }),
+        )
+    }
+
+    fn with_header(mut self, name: &str, value: String) -> Reply {
+        self.headers.push((name.to_owned(), value));
+        self
+    }
+
+    fn into_response(self) -> Response {
+        let mut builder = Response::builder().status(self.status);
+        for (name, value) in &self.headers {
+            builder = builder.header(
+                HeaderName::from_bytes(name.as_bytes()).expect("a valid header name"),
+                HeaderValue::from_str(value).expect("a valid header value"),
+            );
+        }
+        let body = if self.status == 204 {
+            Body::empty()
+        } else {
+            builder = builder.header("content-type", "application/json; charset=utf-8");
+            Body::from(self.body.to_string())
+        };
+        builder.body(body).expect("a valid response")
+    }
+}
+
+async fn answer(
+    AxumState(state): AxumState<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    // Served on its own task, so a client that gives up (a timeout) does not cancel the work:
+    // like GitHub, the fake still applies a request whose answer nobody waits for.
+    tokio::spawn(serve_request(state, method, uri, headers, body))
+        .await
+        .expect("the fake GitHub handler does not panic")
+}
+
+async fn serve_request(
+    state: Shared,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let raw_path = uri.path().to_owned();
+    let body: Option<Value> = serde_json::from_slice(&body).ok();
+    let Some(path) = raw_path.strip_prefix(API_PREFIX).map(str::to_owned) else {
+        return record(
+            &state,
+            &method,
+            &uri,
+            raw_path,
+            body,
+            Reply::not_found(),
+            true,
+        );
+    };
+    if let Some(delay) = take_delay(&state, &method, &path) {
+        tokio::time::sleep(delay).await;
+    }
+    let fault = take_fault(&state, &method, &path);
+    let (reply, unexpected) = match fault {
+        Some(reply) => (reply, false),
+        None => route_and_serve(&state, &method, &uri, &path, &headers, body.as_ref()),
+    };
+    record(&state, &method, &uri, path, body, reply, unexpected)
+}
+
+fn record(
+    state: &Shared,
+    method: &Method,
+    uri: &Uri,
+    path: String,
+    body: Option<Value>,
+    reply: Reply,
+    unexpected: bool,
+) -> Response {
+    lock(state).requests.push(RecordedRequest {
+        method: method.clone(),
+        path,
+        query: uri.query().map(str::to_owned),
+        status: reply.status,
+        unexpected,
+        body,
+    });
+    reply.into_response()
+}
+
+fn matches(wanted: &str, method: &Method, substring: &str, path: &str) -> bool {
+    (wanted == "*" || method.as_str().eq_ignore_ascii_case(wanted)) && path.contains(substring)
+}
+
+fn take_delay(state: &Shared, method: &Method, path: &str) -> Option<Duration> {
+    let mut state = lock(state);
+    let delay = state.delays.iter_mut().find(|delay| {
+        delay.times > 0 && matches(&delay.method, method, &delay.path_substring, path)
+    })?;
+    delay.times -= 1;
+    Some(delay.delay)
+}
+
+fn take_fault(state: &Shared, method: &Method, path: &str) -> Option<Reply> {
+    let mut state = lock(state);
+    let fault = state.faults.iter_mut().find(|fault| {
+        fault.times > 0 && matches(&fault.method, method, &fault.path_substring, path)
+    })?;
+    fault.times -= 1;
+    Some(Reply {
+        status: fault.status,
+        body: fault.body.clone(),
+        headers: fault.headers.clone(),
+    })
+}
+
+/// The routes the fake serves, with their path parameters decoded.
+enum Route {
+    User,
+    App,
+    AccessTokens {
+        installation: u64,
+    },
+    Installation {
+        repo: String,
+    },
+    Repository {
+        repo: String,
+    },
+    Permission {
+        repo: String,
+        login: String,
+    },
+    Issue {
+        repo: String,
+        number: u64,
+    },
+    ListComments {
+        repo: String,
+        number: u64,
+    },
+    CreateComment {
+        repo: String,
+        number: u64,
+    },
+    EditComment {
+        repo: String,
+        id: u64,
+    },
+    AddLabels {
+        repo: String,
+        number: u64,
+    },
+    RemoveLabel {
+        repo: String,
+        number: u64,
+        name: String,
+    },
+    ListPulls {
+        repo: String,
+    },
+    CreatePull {
+        repo: String,
+    },
+    RequestReviewers {
+        repo: String,
+        number: u64,
+    },
+}
+
+impl Route {
+    fn needs_app_jwt(&self) -> bool {
+        matches!(
+            self,
+            Route::App | Route::AccessTokens { .. } | Route::Installation { .. }
+        )
+    }
+}
+
+fn decode(segment: &str) -> String {
+    percent_encoding::percent_decode_str(segment)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// `/repositories/{id}` names a repository by id, as GitHub's pagination links do.
+fn repo_by_id(state: &State, id: &str) -> Option<String> {
+    let id: u64 = id.parse().ok()?;
+    state
+        .repos
+        .values()
+        .find(|repo| repo.id == id)
+        .map(|repo| repo.full_name.clone())
+}
+
+fn parse_route(state: &State, method: &Method, path: &str) -> Option<Route> {
+    let segments: Vec<String> = path
+        .trim_start_matches('/')
+        .split('/')
+        .map(decode)
+        .collect();
+    let parts: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let number = |text: &str| text.parse::<u64>().ok();
+    let route = match (method.as_str(), parts.as_slice()) {
+        ("GET", ["user"]) => Route::User,
+        ("GET", ["app"]) => Route::App,
+        ("POST", ["app", "installations", id, "access_tokens"]) => Route::AccessTokens {
+            installation: number(id)?,
+        },
+        ("GET", ["repositories", id, rest @ ..]) => {
+            let repo = repo_by_id(state, id)?;
+            match rest {
+                ["issues", n, "comments"] => Route::ListComments {
+                    repo,
+                    number: number(n)?,
+                },
+                ["pulls"] => Route::ListPulls { repo },
+                _ => return None,
+            }
+        }
+        (_, ["repos", owner, name, rest @ ..]) => {
+            let repo = format!("{owner}/{name}");
+            match (method.as_str(), rest) {
+                ("GET", []) => Route::Repository { repo },
+                ("GET", ["installation"]) => Route::Installation { repo },
+                ("GET", ["collaborators", login, "permission"]) => Route::Permission {
+                    repo,
+                    login: login.to_string(),
+                },
+                ("PATCH", ["issues", "comments", id]) => Route::EditComment {
+                    repo,
+                    id: number(id)?,
+                },
+                ("GET", ["issues", n]) => Route::Issue {
+                    repo,
+                    number: number(n)?,
+                },
+                ("GET", ["issues", n, "comments"]) => Route::ListComments {
+                    repo,
+                    number: number(n)?,
+                },
+                ("POST", ["issues", n, "comments"]) => Route::CreateComment {
+                    repo,
+                    number: number(n)?,
+                },
+                ("POST", ["issues", n, "labels"]) => Route::AddLabels {
+                    repo,
+                    number: number(n)?,
+                },
+                ("DELETE", ["issues", n, "labels", label]) => Route::RemoveLabel {
+                    repo,
+                    number: number(n)?,
+                    name: label.to_string(),
+                },
+                ("GET", ["pulls"]) => Route::ListPulls { repo },
+                ("POST", ["pulls"]) => Route::CreatePull { repo },
+                ("POST", ["pulls", n, "requested_reviewers"]) => Route::RequestReviewers {
+                    repo,
+                    number: number(n)?,
+                },
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    Some(route)
+}
+
+/// Who a request's `Authorization` header says it comes from.
+enum Caller {
+    User(FakeUser),
+    App,
+}
+
+fn caller(state: &State, headers: &HeaderMap, wants_jwt: bool) -> Option<Caller> {
+    let value = headers.get("authorization")?.to_str().ok()?;
+    let (scheme, credential) = value.split_once(' ')?;
+    if !matches!(scheme.to_ascii_lowercase().as_str(), "token" | "bearer") {
+        return None;
+    }
+    if wants_jwt {
+        let app = state.app.as_ref()?;
+        return jwt_is_valid(app, credential).then_some(Caller::App);
+    }
+    if let Some((token, user)) = &state.personal_token
+        && token == credential
+    {
+        return Some(Caller::User(user.clone()));
+    }
+    let live = state.issued_tokens.iter().any(|issued| {
+        issued.token == credential
+            && issued.installation_id == INSTALLATION_ID
+            && issued.expires_at > Utc::now()
+    });
+    let app = state.app.as_ref().filter(|_| live)?;
+    Some(Caller::User(app.bot_user()))
+}
+
+/// GitHub's rules for App JWTs: RS256 with the App's key, `iss` = the App id, issued in the
+/// past, expiring in the future but no more than 10 minutes ahead.
+fn jwt_is_valid(app: &FakeApp, jwt: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Claims {
+        iss: Value,
+        iat: i64,
+        exp: i64,
+    }
+    let Ok(key) = jsonwebtoken::DecodingKey::from_rsa_pem(app.public_key_pem.as_bytes()) else {
+        return false;
+    };
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+    // GitHub's `iss` is the App id as a number, which jsonwebtoken's `iss` check cannot parse:
+    // only `exp` is required here and `iss`/`iat` are checked below.
+    validation.set_required_spec_claims(&["exp"]);
+    validation.leeway = 0;
+    let Ok(data) = jsonwebtoken::decode::<Claims>(jwt, &key, &validation) else {
+        return false;
+    };
+    let now = Utc::now().timestamp();
+    let issuer_is_app = match &data.claims.iss {
+        Value::Number(id) => id.as_u64() == Some(app.id),
+        Value::String(id) => id == &app.id.to_string(),
+        _ => false,
+    };
+    issuer_is_app && data.claims.iat <= now && data.claims.exp <= now + 600
+}
+
+fn route_and_serve(
+    shared: &Shared,
+    method: &Method,
+    uri: &Uri,
+    path: &str,
+    headers: &HeaderMap,
+    body: Option<&Value>,
+) -> (Reply, bool) {
+    let mut state = lock(shared);
+    let Some(route) = parse_route(&state, method, path) else {
+        return (Reply::not_found(), true);
+    };
+    if let Some(refusal) = refuse_headers(headers) {
+        return (refusal, false);
+    }
+    let caller = caller(&state, headers, route.needs_app_jwt());
+    let reply = match (caller, route) {
+        (None, _) => Reply::bad_credentials(),
+        (Some(Caller::App), route) => serve_app_route(&mut state, route),
+        (Some(Caller::User(user)), route) => {
+            let query: HashMap<String, String> = Query::try_from_uri(uri)
+                .map(|Query(query)| query)
+                .unwrap_or_default();
+            serve_user_route(&mut state, &user, route, &query, body)
+        }
+    };
+    (reply, false)
+}
+
+/// GitHub refuses requests without a `User-Agent` (403) and API versions it does not know (400).
+fn refuse_headers(headers: &HeaderMap) -> Option<Reply> {
+    if !headers.contains_key("user-agent") {
+        return Some(Reply::json(
+            403,
+            json!({"message": "Request forbidden by administrative rules. Please make sure your request has a User-Agent header."}),
+        ));
+    }
+    let versions: Vec<&HeaderValue> = headers.get_all("x-github-api-version").iter().collect();
+    let supported = match versions.as_slice() {
+        [] => true,
+        [version] => version.as_bytes() == b"2022-11-28",
+        _ => false,
+    };
+    (!supported).then(|| {
+        Reply::json(
+            400,
+            json!({"message": "Unsupported API version", "documentation_url": "https://docs.github.com/rest/about-the-rest-api/api-versions"}),
+        )
+    })
+}
+
+fn serve_app_route(state: &mut State, route: Route) -> Reply {
+    let app = state
+        .app
+        .clone()
+        .expect("a JWT was accepted, so an App is set");
+    match route {
+        Route::App => Reply::json(
+            200,
+            json!({
+                "id": app.id,
+                "slug": app.slug,
+                "node_id": format!("MDM6QXBw{}", app.id),
+                "name": app.slug,
+                "owner": null,
+                "description": "",
+                "external_url": state.base_url,
+                "html_url": format!("{}/apps/{}", state.base_url, app.slug),
+                "created_at": timestamp(Utc::now()),
+                "updated_at": timestamp(Utc::now()),
+                "permissions": {"issues": "write", "contents": "write", "pull_requests": "write"},
+                "events": ["issues"],
+            }),
+        ),
+        Route::Installation { repo } => match state.repos.get(&repo) {
+            Some(_) => Reply::json(
+                200,
+                json!({
+                    "id": INSTALLATION_ID,
+                    "app_id": app.id,
+                    "app_slug": app.slug,
+                    "target_type": "Organization",
+                    "repository_selection": "all",
+                    "access_tokens_url": format!("{}/app/installations/{INSTALLATION_ID}/access_tokens", state.api_url()),
+                }),
+            ),
+            None => Reply::not_found(),
+        },
+        Route::AccessTokens { installation } if installation == INSTALLATION_ID => {
+            let serial = state.issued_tokens.len() + 1;
+            let issued = IssuedToken {
+                token: format!("ghs_fakeinstallationtoken{serial:012}"),
+                installation_id: installation,
+                expires_at: Utc::now() + state.token_lifetime,
+            };
+            state.issued_tokens.push(issued.clone());
+            Reply::json(
+                201,
+                json!({
+                    "token": issued.token,
+                    "expires_at": timestamp(issued.expires_at),
+                    "permissions": {"issues": "write", "contents": "write", "pull_requests": "write"},
+                    "repository_selection": "all",
+                }),
+            )
+        }
+        Route::AccessTokens { .. } => Reply::not_found(),
+        _ => Reply::bad_credentials(),
+    }
+}
+
+fn serve_user_route(
+    state: &mut State,
+    caller: &FakeUser,
+    route: Route,
+    query: &HashMap<String, String>,
+    body: Option<&Value>,
+) -> Reply {
+    if let Route::User = route {
+        return if caller.is_bot {
+            Reply::json(
+                403,
+                json!({"message": "Resource not accessible by integration", "documentation_url": "https://docs.github.com/rest"}),
+            )
+        } else {
+            Reply::json(200, user_json(&state.base_url, caller))
+        };
+    }
+    let repo_name = match &route {
+        Route::Repository { repo }
+        | Route::Permission { repo, .. }
+        | Route::Issue { repo, .. }
+        | Route::ListComments { repo, .. }
+        | Route::CreateComment { repo, .. }
+        | Route::EditComment { repo, .. }
+        | Route::AddLabels { repo, .. }
+        | Route::RemoveLabel { repo, .. }
+        | Route::ListPulls { repo }
+        | Route::CreatePull { repo }
+        | Route::RequestReviewers { repo, .. } => repo.clone(),
+        Route::User | Route::App | Route::AccessTokens { .. } | Route::Installation { .. } => {
+            return Reply::bad_credentials();
+        }
+    };
+    if !state.repos.contains_key(&repo_name) {
+        return Reply::not_found();
+    }
+    let base_url = state.base_url.clone();
+    let max_page = state.max_page_size;
+    let now = Utc::now();
+    let new_id = state.new_id();
+    let branch_lookup = state.branch_lookup.clone();
+    let repo = state.repos.get_mut(&repo_name).expect("checked above");
+    let urls = Urls::new(&base_url, repo);
+    match route {
+        Route::Repository { .. } => Reply::json(200, repo_json(&urls, repo)),
+        Route::Permission { login, .. } => match repo.collaborators.get(&login) {
+            Some(role) => Reply::json(
+                200,
+                json!({
+                    "permission": legacy_permission(role),
+                    "role_name": role,
+                    "user": user_json(&base_url, &FakeUser { login: login.clone(), id: 0, is_bot: false }),
+                }),
+            ),
+            None => Reply::not_found(),
+        },
+        Route::Issue { number, .. } => match repo.issues.get(&number) {
+            Some(issue) => Reply::json(200, issue_json(&urls, repo, issue)),
+            None => Reply::not_found(),
+        },
+        Route::ListComments { number, .. } => {
+            if repo.labels_of_mut(number).is_none() {
+                return Reply::not_found();
+            }
+            let items: Vec<Value> = repo
+                .comments
+                .iter()
+                .filter(|comment| comment.issue == number)
+                .map(|comment| comment_json(&urls, comment))
+                .collect();
+            let link_path = format!("{}/issues/{number}/comments", urls.by_id);
+            paginate(items, query, max_page, &link_path, &[])
+        }
+        Route::CreateComment { number, .. } => {
+            if repo.labels_of_mut(number).is_none() {
+                return Reply::not_found();
+            }
+            let Some(text) = body.and_then(|body| body["body"].as_str()) else {
+                return Reply::validation_failed(
+                    json!([{"resource": "IssueComment", "field": "body", "code": "missing_field"}]),
+                );
+            };
+            let comment = FakeComment {
+                id: new_id,
+                issue: number,
+                body: text.to_owned(),
+                author: caller.clone(),
+                created_at: now,
+                updated_at: now,
+                edits: 0,
+            };
+            repo.comments.push(comment.clone());
+            Reply::json(201, comment_json(&urls, &comment))
+        }
+        Route::EditComment { id, .. } => {
+            let Some(comment) = repo.comments.iter_mut().find(|comment| comment.id == id) else {
+                return Reply::not_found();
+            };
+            let Some(text) = body.and_then(|body| body["body"].as_str()) else {
+                return Reply::validation_failed(
+                    json!([{"resource": "IssueComment", "field": "body", "code": "missing_field"}]),
+                );
+            };
+            comment.body = text.to_owned();
+            comment.updated_at = now;
+            comment.edits += 1;
+            let comment = comment.clone();
+            Reply::json(200, comment_json(&urls, &comment))
+        }
+        Route::AddLabels { number, .. } => {
+            let wanted = requested_labels(body);
+            let Some(labels) = repo.labels_of_mut(number) else {
+                return Reply::not_found();
+            };
+            let Some(wanted) = wanted else {
+                return Reply::validation_failed(
+                    json!([{"resource": "Label", "field": "labels", "code": "missing_field"}]),
+                );
+            };
+            for label in wanted {
+                if !labels.contains(&label) {
+                    labels.push(label);
+                }
+            }
+            let labels = labels.clone();
+            Reply::json(
+                200,
+                Value::Array(labels.iter().map(|name| label_json(&urls, name)).collect()),
+            )
+        }
+        Route::RemoveLabel { number, name, .. } => {
+            let Some(labels) = repo.labels_of_mut(number) else {
+                return Reply::not_found();
+            };
+            if !labels.contains(&name) {
+                return Reply::json(
+                    404,
+                    json!({"message": "Label does not exist", "documentation_url": "https://docs.github.com/rest/issues/labels#remove-a-label-from-an-issue"}),
+                );
+            }
+            labels.retain(|label| label != &name);
+            let labels = labels.clone();
+            Reply::json(
+                200,
+                Value::Array(labels.iter().map(|name| label_json(&urls, name)).collect()),
+            )
+        }
+        Route::ListPulls { .. } => {
+            let state_filter = query.get("state").map(String::as_str).unwrap_or("open");
+            let head_filter = query.get("head").cloned();
+            let items: Vec<Value> = repo
+                .pulls
+                .values()
+                .filter(|pull| match state_filter {
+                    "all" => true,
+                    "closed" => !pull.open,
+                    _ => pull.open,
+                })
+                .filter(|pull| {
+                    head_filter
+                        .as_deref()
+                        .is_none_or(|head| head == format!("{}:{}", repo.owner(), pull.head))
+                })
+                .map(|pull| pull_json(&urls, repo, pull))
+                .collect();
+            let mut kept: Vec<(&str, String)> = vec![("state", state_filter.to_owned())];
+            if let Some(head) = &head_filter {
+                kept.push(("head", head.clone()));
+            }
+            let link_path = format!("{}/pulls", urls.by_id);
+            paginate(items, query, max_page, &link_path, &kept)
+        }
+        Route::CreatePull { .. } => create_pull(repo, &urls, caller, body, branch_lookup.as_ref()),
+        Route::RequestReviewers { number, .. } => {
+            let users: Vec<String> = string_list(body, "reviewers");
+            let teams: Vec<String> = string_list(body, "team_reviewers");
+            if let Some(stranger) = users
+                .iter()
+                .find(|user| !repo.collaborators.contains_key(*user))
+            {
+                return Reply::validation_failed(json!([{
+                    "resource": "PullRequest",
+                    "code": "custom",
+                    "message": format!("Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the {} repository. ({stranger})", repo.full_name),
+                }]));
+            }
+            let Some(pull) = repo.pulls.get_mut(&number) else {
+                return Reply::not_found();
+            };
+            pull.requested_reviewers.extend(users);
+            pull.requested_teams.extend(teams);
+            let pull = pull.clone();
+            Reply::json(201, pull_json(&urls, repo, &pull))
+        }
+        Route::User | Route::App | Route::AccessTokens { .. } | Route::Installation { .. } => {
+            Reply::bad_credentials()
+        }
+    }
+}
+
+fn create_pull(
+    repo: &mut FakeRepo,
+    urls: &Urls,
+    caller: &FakeUser,
+    body: Option<&Value>,
+    branch_exists: &(dyn Fn(&str, &str) -> bool + Send + Sync),
+) -> Reply {
+    let field = |name: &str| body.and_then(|body| body[name].as_str()).map(str::to_owned);
+    let Some(title) = field("title").filter(|title| !title.trim().is_empty()) else {
+        return Reply::validation_failed(
+            json!([{"resource": "PullRequest", "field": "title", "code": "missing_field"}]),
+        );
+    };
+    let (Some(head), Some(base)) = (field("head"), field("base")) else {
+        return Reply::validation_failed(
+            json!([{"resource": "PullRequest", "field": "head", "code": "missing_field"}]),
+        );
+    };
+    let head = head
+        .strip_prefix(&format!("{}:", repo.owner()))
+        .map(str::to_owned)
+        .unwrap_or(head);
+    if head == base {
+        return Reply::validation_failed(json!([{
+            "resource": "PullRequest",
+            "code": "custom",
+            "message": format!("No commits between {base} and {head}"),
+        }]));
+    }
+    for (name, branch) in [("head", &head), ("base", &base)] {
+        if !branch_exists(&repo.full_name, branch) {
+            return Reply::validation_failed(
+                json!([{"resource": "PullRequest", "field": name, "code": "invalid"}]),
+            );
+        }
+    }
+    if repo
+        .pulls
+        .values()
+        .any(|pull| pull.open && pull.head == head)
+    {
+        let mut exists = github_fixture("error-422-pull-request-already-exists.json");
+        exists["errors"][0]["message"] = Value::String(format!(
+            "A pull request already exists for {}:{head}.",
+            repo.owner()
+        ));
+        return Reply::json(422, exists);
+    }
+    let pull = FakePull {
+        number: repo.next_number(),
+        title,
+        body: field("body").unwrap_or_default(),
+        head,
+        base,
+        draft: body
+            .and_then(|body| body["draft"].as_bool())
+            .unwrap_or(false),
+        open: true,
+        author: caller.clone(),
+        requested_reviewers: Vec::new(),
+        requested_teams: Vec::new(),
+        labels: Vec::new(),
+    };
+    repo.pulls.insert(pull.number, pull.clone());
+    Reply::json(201, pull_json(urls, repo, &pull)).with_header(
+        "location",
+        format!("{}/pulls/{}", urls.api_repo, pull.number),
+    )
+}
+
+fn requested_labels(body: Option<&Value>) -> Option<Vec<String>> {
+    let list = match body? {
+        Value::Array(items) => items,
+        Value::Object(fields) => fields.get("labels")?.as_array()?,
+        _ => return None,
+    };
+    list.iter()
+        .map(|item| {
+            item.as_str()
+                .or_else(|| item["name"].as_str())
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+fn string_list(body: Option<&Value>, field: &str) -> Vec<String> {
+    body.and_then(|body| body[field].as_array())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| item.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One page of `items` with GitHub's `Link` header; `kept` query pairs are repeated in links.
+fn paginate(
+    items: Vec<Value>,
+    query: &HashMap<String, String>,
+    max_page: usize,
+    link_path: &str,
+    kept: &[(&str, String)],
+) -> Reply {
+    let per_page = query
+        .get("per_page")
+        .and_then(|value| value.parse::<usize>().ok())
+        .unwrap_or(30)
+        .clamp(1, max_page.min(100));
+    let page = query
+        .get("page")
+        .and_then(|value| value.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1);
+    let last = items.len().div_ceil(per_page).max(1);
+    let slice: Vec<Value> = items
+        .into_iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .collect();
+    let extra: String = kept
+        .iter()
+        .map(|(name, value)| {
+            format!(
+                "{name}={}&",
+                percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC)
+            )
+        })
+        .collect();
+    let link = |page: usize, rel: &str| {
+        format!("<{link_path}?{extra}per_page={per_page}&page={page}>; rel=\"{rel}\"")
+    };
+    let mut links = Vec::new();
+    if page > 1 {
+        links.push(link(page - 1, "prev"));
+    }
+    if page < last {
+        links.push(link(page + 1, "next"));
+        links.push(link(last, "last"));
+    }
+    if page > 1 {
+        links.push(link(1, "first"));
+    }
+    let reply = Reply::json(200, Value::Array(slice));
+    if links.is_empty() {
+        reply
+    } else {
+        reply.with_header("link", links.join(", "))
+    }
+}
+
+/// The URLs of one repository, as the fixtures spell them.
+struct Urls {
+    base: String,
+    /// `…/api/v3/repos/owner/name`
+    api_repo: String,
+    /// `…/api/v3/repositories/{id}`: where GitHub's page links point.
+    by_id: String,
+    /// `http://…/owner/name`: the browser's view.
+    html_repo: String,
+}
+
+impl Urls {
+    fn new(base_url: &str, repo: &FakeRepo) -> Urls {
+        let api = format!("{base_url}{API_PREFIX}");
+        Urls {
+            base: base_url.to_owned(),
+            api_repo: format!("{api}/repos/{}", repo.full_name),
+            by_id: format!("{api}/repositories/{}", repo.id),
+            html_repo: format!("{base_url}/{}", repo.full_name),
+        }
+    }
+}
+
+fn timestamp(at: DateTime<Utc>) -> String {
+    at.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+fn legacy_permission(role: &str) -> &'static str {
+    match role {
+        "admin" => "admin",
+        "maintain" | "write" => "write",
+        "triage" | "read" => "read",
+        _ => "none",
+    }
+}
+
+fn user_json(base_url: &str, user: &FakeUser) -> Value {
+    let api = format!("{base_url}{API_PREFIX}/users/{}", user.login);
+    json!({
+        "login": user.login,
+        "id": user.id,
+        "node_id": format!("MDQ6VXNlcj{}", user.id),
+        "avatar_url": format!("{base_url}/avatars/{}", user.login),
+        "gravatar_id": "",
+        "url": api,
+        "html_url": format!("{base_url}/{}", user.login),
+        "type": if user.is_bot { "Bot" } else { "User" },
+        "site_admin": false,
+    })
+}
+
+fn owner_json(urls: &Urls, repo: &FakeRepo) -> Value {
+    user_json(
+        &urls.base,
+        &FakeUser {
+            login: repo.owner().to_owned(),
+            id: 1,
+            is_bot: false,
+        },
+    )
+}
+
+fn repo_json(urls: &Urls, repo: &FakeRepo) -> Value {
+    let name = repo.full_name.split('/').nth(1).unwrap_or_default();
+    json!({
+        "id": repo.id,
+        "node_id": format!("MDEwOlJlcG9zaXRvcnk{}", repo.id),
+        "name": name,
+        "full_name": repo.full_name,
+        "owner": owner_json(urls, repo),
+        "private": false,
+        "html_url": urls.html_repo,
+        "description": null,
+        "fork": false,
+        "url": urls.api_repo,
+        "issues_url": format!("{}/issues{{/number}}", urls.api_repo),
+        "pulls_url": format!("{}/pulls{{/number}}", urls.api_repo),
+        "clone_url": repo.clone_url,
+        "default_branch": repo.default_branch,
+        "archived": false,
+        "disabled": false,
+        "visibility": "public",
+        "has_issues": true,
+        "open_issues_count": repo.issues.values().filter(|issue| issue.open).count(),
+        "permissions": {"admin": false, "push": true, "pull": true},
+    })
+}
+
+fn label_json(urls: &Urls, name: &str) -> Value {
+    // A stable id per name (FNV-1a), so the same label keeps its id across answers.
+    let id = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    }) >> 33;
+    json!({
+        "id": id,
+        "node_id": format!("MDU6TGFiZWw{id}"),
+        "url": format!("{}/labels/{}", urls.api_repo, percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC)),
+        "name": name,
+        "description": null,
+        "color": "ededed",
+        "default": false,
+    })
+}
+
+fn issue_json(urls: &Urls, repo: &FakeRepo, issue: &FakeIssue) -> Value {
+    let api_issue = format!("{}/issues/{}", urls.api_repo, issue.number);
+    let comments = repo
+        .comments
+        .iter()
+        .filter(|comment| comment.issue == issue.number)
+        .count();
+    json!({
+        "id": issue.number + repo.id * 100_000,
+        "node_id": format!("MDU6SXNzdWU{}", issue.number),
+        "url": api_issue,
+        "repository_url": urls.api_repo,
+        "labels_url": format!("{api_issue}/labels{{/name}}"),
+        "comments_url": format!("{api_issue}/comments"),
+        "events_url": format!("{api_issue}/events"),
+        "html_url": format!("{}/issues/{}", urls.html_repo, issue.number),
+        "number": issue.number,
+        "state": if issue.open { "open" } else { "closed" },
+        "title": issue.title,
+        "body": issue.body,
+        "user": user_json(&urls.base, &issue.author),
+        "labels": issue.labels.iter().map(|name| label_json(urls, name)).collect::<Vec<_>>(),
+        "assignee": null,
+        "assignees": [],
+        "milestone": null,
+        "locked": issue.locked,
+        "active_lock_reason": if issue.locked { Value::from("too heated") } else { Value::Null },
+        "comments": comments,
+        "closed_at": null,
+        "created_at": "2011-04-22T13:33:48Z",
+        "updated_at": "2011-04-22T13:33:48Z",
+        "author_association": "NONE",
+    })
+}
+
+fn comment_json(urls: &Urls, comment: &FakeComment) -> Value {
+    json!({
+        "id": comment.id,
+        "node_id": format!("MDEyOklzc3VlQ29tbWVudD{}", comment.id),
+        "url": format!("{}/issues/comments/{}", urls.api_repo, comment.id),
+        "html_url": format!("{}/issues/{}#issuecomment-{}", urls.html_repo, comment.issue, comment.id),
+        "body": comment.body,
+        "user": user_json(&urls.base, &comment.author),
+        "created_at": timestamp(comment.created_at),
+        "updated_at": timestamp(comment.updated_at),
+        "issue_url": format!("{}/issues/{}", urls.api_repo, comment.issue),
+        "author_association": if comment.author.is_bot { "NONE" } else { "COLLABORATOR" },
+    })
+}
+
+fn branch_json(urls: &Urls, repo: &FakeRepo, branch: &str) -> Value {
+    json!({
+        "label": format!("{}:{branch}", repo.owner()),
+        "ref": branch,
+        "sha": "6dcb09b5b57875f334f61aebed695e2e4193db5e",
+        "user": owner_json(urls, repo),
+        "repo": repo_json(urls, repo),
+    })
+}
+
+fn pull_json(urls: &Urls, repo: &FakeRepo, pull: &FakePull) -> Value {
+    let api_pull = format!("{}/pulls/{}", urls.api_repo, pull.number);
+    let api_issue = format!("{}/issues/{}", urls.api_repo, pull.number);
+    let html = format!("{}/pull/{}", urls.html_repo, pull.number);
+    let reviewer = |login: &String| {
+        user_json(
+            &urls.base,
+            &FakeUser {
+                login: login.clone(),
+                id: 0,
+                is_bot: false,
+            },
+        )
+    };
+    json!({
+        "url": api_pull,
+        "id": pull.number + repo.id * 100_000,
+        "node_id": format!("MDExOlB1bGxSZXF1ZXN0{}", pull.number),
+        "html_url": html,
+        "diff_url": format!("{html}.diff"),
+        "patch_url": format!("{html}.patch"),
+        "issue_url": api_issue,
+        "commits_url": format!("{api_pull}/commits"),
+        "comments_url": format!("{api_issue}/comments"),
+        "number": pull.number,
+        "state": if pull.open { "open" } else { "closed" },
+        "locked": false,
+        "title": pull.title,
+        "user": user_json(&urls.base, &pull.author),
+        "body": pull.body,
+        "labels": pull.labels.iter().map(|name| label_json(urls, name)).collect::<Vec<_>>(),
+        "milestone": null,
+        "created_at": "2011-01-26T19:01:12Z",
+        "updated_at": "2011-01-26T19:01:12Z",
+        "closed_at": null,
+        "merged_at": null,
+        "assignee": null,
+        "assignees": [],
+        "requested_reviewers": pull.requested_reviewers.iter().map(reviewer).collect::<Vec<_>>(),
+        "requested_teams": pull.requested_teams.iter().map(|slug| json!({"slug": slug, "name": slug})).collect::<Vec<_>>(),
+        "head": branch_json(urls, repo, &pull.head),
+        "base": branch_json(urls, repo, &pull.base),
+        "author_association": "NONE",
+        "draft": pull.draft,
+        "_links": {"html": {"href": html}, "self": {"href": api_pull}},
+    })
+}
