@@ -23,7 +23,8 @@ pub async fn check(
     actor: &ForgeUser,
     bot: &ForgeUser,
 ) -> Result<Verdict, ForgeError> {
-    if actor.id == bot.id || actor.login.eq_ignore_ascii_case(&bot.login) {
+    // By login: a GitHub App's bot id is not the App id the API reports, while logins are unique.
+    if actor.login.eq_ignore_ascii_case(&bot.login) {
         return Ok(Verdict::Ignore(format!(
             "the label was added by the bot itself (@{})",
             actor.login

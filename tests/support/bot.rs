@@ -15,6 +15,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use autofix::forge::Forge;
+use autofix::forge::github_api::{
+    GitHubAuth, GitHubClient, GitHubClientConfig, RetryPolicy as GitHubRetry,
+};
 use autofix::forge::gitlab_api::{GitLabClient, RetryPolicy as GitLabRetry};
 use autofix::git::Identity;
 use autofix::llm::{ProviderConfig, ProviderKind};
@@ -28,6 +31,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use super::deliveries::{self, Actor, LabeledIssue};
+use super::fake_github::FakeGitHub;
 use super::fake_gitlab::FakeGitLab;
 use super::git_http::{BareRepo, GitHttpAuth, GitHttpServer};
 use super::scripted_llm::ScriptedLlm;
@@ -35,6 +39,10 @@ use super::scripted_llm::ScriptedLlm;
 pub const WEBHOOK_SECRET: &str = "story-webhook-secret";
 pub const TRIGGER: &str = "auto-fix";
 pub const FAILED_LABEL: &str = "automation-failed";
+/// The personal token the fake GitHub accepts in the stories.
+pub const GITHUB_TOKEN: &str = "ghp_storyToken0123456789abcdefABCDEF";
+/// The user that token belongs to: the bot.
+pub const GITHUB_BOT: &str = "autofix-bot";
 
 /// The Python project the stories fix, validated by pytest.
 pub const BUGGY_PY: &str = "def clamp(value, low, high):\n    return value\n";
@@ -94,6 +102,7 @@ pub struct Sent {
 
 /// Which fake forge the story runs against.
 pub enum FakeForge {
+    GitHub(FakeGitHub),
     GitLab(FakeGitLab),
 }
 
@@ -133,6 +142,33 @@ impl BotTester {
         .expect("a GitLab client for the fake");
         let gitlab: Arc<dyn Forge> = Arc::new(client);
         Self::start(FakeForge::GitLab(forge), git, None, Some(gitlab), &token).await
+    }
+
+    /// The bot against a fake GitHub with a personal token that also opens the git remotes
+    /// (as `x-access-token`).
+    pub async fn github() -> BotTester {
+        let forge = FakeGitHub::start(axum::Router::new());
+        forge.set_token(GITHUB_TOKEN, GITHUB_BOT);
+        let git = GitHttpServer::start(GitHttpAuth {
+            username: "x-access-token".into(),
+            token: GITHUB_TOKEN.into(),
+            read_only_token: None,
+        });
+        let mut config = GitHubClientConfig::new(
+            forge.api_url(),
+            GitHubAuth::Token(SecretString::from(GITHUB_TOKEN)),
+        );
+        config.timeout = Duration::from_secs(10);
+        config.retry = GitHubRetry {
+            max_attempts: 3,
+            initial_backoff: Duration::from_millis(10),
+            max_backoff: Duration::from_millis(50),
+            max_rate_limit_wait: Duration::from_secs(2),
+            secondary_rate_limit_wait: Duration::from_millis(50),
+        };
+        let client = GitHubClient::new(config).expect("a GitHub client for the fake");
+        let github: Arc<dyn Forge> = Arc::new(client);
+        Self::start(FakeForge::GitHub(forge), git, Some(github), None, GITHUB_TOKEN).await
     }
 
     async fn start(
@@ -217,6 +253,22 @@ impl BotTester {
     pub fn gitlab_fake(&self) -> &FakeGitLab {
         match &self.forge {
             FakeForge::GitLab(fake) => fake,
+            FakeForge::GitHub(_) => panic!("this story runs on GitHub"),
+        }
+    }
+
+    pub fn github_fake(&self) -> &FakeGitHub {
+        match &self.forge {
+            FakeForge::GitHub(fake) => fake,
+            FakeForge::GitLab(_) => panic!("this story runs on GitLab"),
+        }
+    }
+
+    /// The token the forge and the git remotes accept.
+    pub fn token(&self) -> String {
+        match &self.forge {
+            FakeForge::GitHub(_) => GITHUB_TOKEN.to_owned(),
+            FakeForge::GitLab(fake) => secrecy::ExposeSecret::expose_secret(&fake.token()).to_owned(),
         }
     }
 
@@ -225,6 +277,9 @@ impl BotTester {
         let bare = self.git.create_repo(path, "main", files);
         let url = self.git.url(path);
         match &self.forge {
+            FakeForge::GitHub(fake) => {
+                fake.repo(path, "main", &url);
+            }
             FakeForge::GitLab(fake) => {
                 fake.project(path).default_branch(Some("main")).clone_url(&url);
             }
@@ -232,9 +287,13 @@ impl BotTester {
         bare
     }
 
-    /// A person who may push (GitLab Developer) to `path`.
+    /// A person who may push (GitHub `write`, GitLab Developer) to `path`.
     pub fn maintainer(&self, path: &str, login: &str) -> Actor {
         match &self.forge {
+            FakeForge::GitHub(fake) => {
+                fake.collaborator(path, login, "write");
+                deliveries::person(login, 5_000 + login.len() as u64)
+            }
             FakeForge::GitLab(fake) => {
                 fake.member(path, login, 30);
                 deliveries::person(login, fake.user(login))
@@ -242,9 +301,13 @@ impl BotTester {
         }
     }
 
-    /// A person with a role that may not push (GitLab Reporter).
+    /// A person with a role that may not push (GitHub `triage`, GitLab Reporter).
     pub fn reporter(&self, path: &str, login: &str) -> Actor {
         match &self.forge {
+            FakeForge::GitHub(fake) => {
+                fake.collaborator(path, login, "triage");
+                deliveries::person(login, 6_000 + login.len() as u64)
+            }
             FakeForge::GitLab(fake) => {
                 fake.member(path, login, 20);
                 deliveries::person(login, fake.user(login))
@@ -256,6 +319,17 @@ impl BotTester {
     pub async fn label_issue(&self, path: &str, number: u64, title: &str, actor: &Actor) -> Sent {
         let body = "clamp(5, 0, 3) returns 5; it should return 3.";
         match &self.forge {
+            FakeForge::GitHub(fake) => {
+                let exists = fake
+                    .state()
+                    .repos
+                    .get(path)
+                    .is_some_and(|repo| repo.issues.contains_key(&number));
+                if !exists {
+                    fake.issue(path, number, title, body, "reporter");
+                    fake.edit_issue(path, number, |issue| issue.labels = vec![TRIGGER.into()]);
+                }
+            }
             FakeForge::GitLab(fake) => {
                 let exists = fake
                     .state()
@@ -279,6 +353,7 @@ impl BotTester {
             label: TRIGGER,
         };
         let payload = match &self.forge {
+            FakeForge::GitHub(_) => deliveries::github_labeled(&issue, actor),
             FakeForge::GitLab(_) => deliveries::gitlab_labeled(&issue, actor),
         };
         let n = self.sent.fetch_add(1, Ordering::SeqCst) + 1;
@@ -288,6 +363,15 @@ impl BotTester {
     /// Sends `payload` as the forge would, signed, under `delivery_id`.
     pub async fn deliver(&self, delivery_id: &str, payload: Vec<u8>) -> Sent {
         let request = match &self.forge {
+            FakeForge::GitHub(_) => self
+                .client
+                .post(format!("{}/webhooks/github", self.ingress))
+                .header("X-GitHub-Event", "issues")
+                .header("X-GitHub-Delivery", delivery_id)
+                .header(
+                    "X-Hub-Signature-256",
+                    deliveries::github_signature(WEBHOOK_SECRET, &payload),
+                ),
             FakeForge::GitLab(_) => self
                 .client
                 .post(format!("{}/webhooks/gitlab", self.ingress))
@@ -335,6 +419,11 @@ impl BotTester {
     /// The comments on an issue, as bodies, oldest first (system notes left out).
     pub fn comments(&self, path: &str, number: u64) -> Vec<String> {
         match &self.forge {
+            FakeForge::GitHub(fake) => fake
+                .comments(path, number)
+                .into_iter()
+                .map(|comment| comment.body)
+                .collect(),
             FakeForge::GitLab(fake) => fake
                 .notes(path, number)
                 .into_iter()
@@ -345,6 +434,7 @@ impl BotTester {
 
     pub fn labels(&self, path: &str, number: u64) -> Vec<String> {
         match &self.forge {
+            FakeForge::GitHub(fake) => fake.labels(path, number),
             FakeForge::GitLab(fake) => fake.labels(path, number),
         }
     }
@@ -352,6 +442,17 @@ impl BotTester {
     /// Every change request as (head branch, title, body, draft).
     pub fn change_requests(&self, path: &str) -> Vec<ChangeRequestSeen> {
         match &self.forge {
+            FakeForge::GitHub(fake) => fake
+                .pull_requests(path)
+                .into_iter()
+                .map(|pr| ChangeRequestSeen {
+                    head: pr.head,
+                    base: pr.base,
+                    title: pr.title,
+                    body: pr.body,
+                    draft: pr.draft,
+                })
+                .collect(),
             FakeForge::GitLab(fake) => fake
                 .merge_requests(path)
                 .into_iter()
