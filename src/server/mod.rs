@@ -93,11 +93,7 @@ async fn healthz() -> &'static str {
 }
 
 async fn readyz(State(state): State<Shared>) -> Response {
-    let probe = match &state.store {
-        Store::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
-        Store::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
-    };
-    match probe {
+    match state.store.ping().await {
         Ok(()) => (StatusCode::OK, "ready").into_response(),
         Err(error) => {
             tracing::warn!(%error, "readiness probe: the job store does not answer");
