@@ -2,3 +2,5 @@
 //! parses arguments, wires things together and prints.
 
 pub mod apply;
+pub mod jobs;
+pub mod replay;

@@ -4,7 +4,7 @@
 mod dialect;
 mod group_commit;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -44,6 +44,10 @@ pub enum StoreError {
         #[source]
         source: sqlx::Error,
     },
+    #[error(
+        "no job store at {0}: the SQLite file does not exist (`autofix serve` creates it on first start)"
+    )]
+    NoSqliteFile(PathBuf),
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("database holds an invalid {what}: {value:?}")]
@@ -233,19 +237,34 @@ impl Store {
     /// Opens `url` and brings its schema up to date: `postgres://` or `postgresql://` selects PostgreSQL,
     /// `sqlite:` or a plain file path selects an SQLite file (created on first start).
     pub async fn open(url: &str) -> Result<Store, StoreError> {
+        Self::open_url(url, true).await
+    }
+
+    /// Like [`Store::open`], except that a missing SQLite file is an error instead of created: an
+    /// operator command must not make an empty store at a mistyped path.
+    pub async fn open_existing(url: &str) -> Result<Store, StoreError> {
+        Self::open_url(url, false).await
+    }
+
+    async fn open_url(url: &str, create: bool) -> Result<Store, StoreError> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             return Self::open_postgres(url).await;
         }
-        if url.starts_with("sqlite:") {
-            let options = SqliteConnectOptions::from_str(url).map_err(db("URL is invalid"))?;
-            return Self::open_sqlite_with(options).await;
-        }
-        if let Some((scheme, _)) = url.split_once("://") {
+        let options = if url.starts_with("sqlite:") {
+            SqliteConnectOptions::from_str(url).map_err(db("URL is invalid"))?
+        } else if let Some((scheme, _)) = url.split_once("://") {
             return Err(StoreError::UnsupportedUrl {
                 scheme: scheme.to_owned(),
             });
+        } else {
+            SqliteConnectOptions::new().filename(url)
+        };
+        if !create && !options.get_filename().exists() {
+            return Err(StoreError::NoSqliteFile(
+                options.get_filename().to_path_buf(),
+            ));
         }
-        Self::open_sqlite(Path::new(url)).await
+        Self::open_sqlite_with(options).await
     }
 
     /// Opens (creating it if missing) the SQLite file at `path` and runs its migrations.
