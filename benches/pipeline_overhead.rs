@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use autofix::git::Identity;
 use autofix::llm::{LlmError, LlmProvider, LlmRequest, LlmResponse, TokenUsage};
-use autofix::pipeline::fix::{FixOptions, fix};
+use autofix::pipeline::fix::{FixOptions, IssueInput, fix};
 
 const FILES: usize = 10_000;
 const RUNS: usize = 11;
@@ -122,8 +122,9 @@ fn main() {
         };
         let options = FixOptions {
             repo: repo.path().to_path_buf(),
-            issue_file: issue_file.clone(),
+            issue: IssueInput::File(issue_file.clone()),
             issue_number: None,
+            job_id: None,
             artifacts: Some(artifacts.path().join(format!("run-{run}"))),
             identity: Identity::new("autofix", "autofix@localhost").unwrap(),
             default_validate_timeout: Duration::from_secs(60),

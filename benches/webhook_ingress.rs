@@ -1,5 +1,6 @@
 //! Benchmark (not a test): deliveries per second and latency of the real webhook ingress (HMAC
-//! check, parse, SQLite transaction) against a bare axum route that answers 202 doing nothing.
+//! check, parse, SQLite group commit) against a bare axum route that answers 202 doing nothing,
+//! at full speed and paced at a fixed rate (open loop: each send on its schedule).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,6 +19,10 @@ const DELIVERIES: usize = 2_000;
 const CONCURRENCY: usize = 8;
 /// Deliveries sent before measuring, to other issues than the measured ones.
 const WARMUP: usize = 50;
+/// The paced run: this many deliveries per second, each sent on schedule whether or not the
+/// earlier ones were answered, so a slow answer cannot hide the queue behind it.
+const PACED_RATE: u32 = 500;
+const PACED_DELIVERIES: usize = 2_500;
 const SECRET: &str = "bench-webhook-secret";
 /// The recorded `labeled` delivery adds the label `bug`.
 const TRIGGER: &str = "bug";
@@ -54,6 +59,7 @@ fn main() {
             body_limit: 5 * 1024 * 1024,
             read_timeout: Duration::from_secs(10),
             metrics: Arc::new(Metrics::default()),
+            job_queued: Default::default(),
         }))
         .await;
         let bare = start(Router::new().route(
@@ -70,6 +76,9 @@ fn main() {
         let bare_figures = drive(&bare, Arc::clone(&deliveries), 0..DELIVERIES, "bare").await;
         let ingress_figures =
             drive(&ingress, Arc::clone(&deliveries), 0..DELIVERIES, "ingress").await;
+        let paced_range = DELIVERIES + WARMUP..DELIVERIES + WARMUP + PACED_DELIVERIES;
+        let paced_figures =
+            pace(&ingress, Arc::clone(&deliveries), paced_range, "paced").await;
         let jobs = store.jobs_list(u32::MAX).await.expect("list jobs").len();
 
         println!(
@@ -81,6 +90,10 @@ fn main() {
             "ingress throughput / bare throughput: {:.3}",
             ingress_figures.per_second / bare_figures.per_second
         );
+        println!(
+            "paced, open loop: {PACED_DELIVERIES} deliveries at {PACED_RATE}/s, each sent on schedule"
+        );
+        report("autofix ingress (SQLite)", &paced_figures);
         println!("jobs in the store afterwards: {jobs}");
     });
 }
@@ -92,7 +105,7 @@ fn prepare() -> Vec<Prepared> {
     );
     let text = std::fs::read(path).expect("the recorded labeled delivery");
     let template: serde_json::Value = serde_json::from_slice(&text).expect("it is JSON");
-    (0..DELIVERIES + WARMUP)
+    (0..DELIVERIES + WARMUP + PACED_DELIVERIES)
         .map(|n| {
             let mut payload = template.clone();
             payload["issue"]["number"] = serde_json::json!(n + 1);
@@ -145,17 +158,7 @@ async fn drive(
                 for index in (range.start + sender..range.end).step_by(CONCURRENCY) {
                     let delivery = &deliveries[index];
                     let sent = Instant::now();
-                    let response = client
-                        .post(&url)
-                        .header("X-GitHub-Event", "issues")
-                        .header("X-GitHub-Delivery", format!("{run}-{}", delivery.id))
-                        .header("X-Hub-Signature-256", &delivery.signature)
-                        .body(delivery.body.clone())
-                        .send()
-                        .await
-                        .expect("loopback request");
-                    assert_eq!(response.status(), reqwest::StatusCode::ACCEPTED);
-                    response.bytes().await.expect("response body");
+                    send(&client, &url, &format!("{run}-{}", delivery.id), delivery).await;
                     latencies.push(sent.elapsed());
                 }
                 latencies
@@ -173,6 +176,59 @@ async fn drive(
         p50: percentile(&latencies, 50),
         p99: percentile(&latencies, 99),
     }
+}
+
+/// Sends the deliveries in `range` at `PACED_RATE` per second, each on its own task started at its
+/// scheduled time, and measures each from that time (so a late start counts against the server).
+async fn pace(
+    url: &str,
+    deliveries: Arc<Vec<Prepared>>,
+    range: std::ops::Range<usize>,
+    run: &str,
+) -> Figures {
+    let count = range.len();
+    let client = reqwest::Client::new();
+    let interval = Duration::from_secs(1) / PACED_RATE;
+    let started = tokio::time::Instant::now();
+    let mut sends = Vec::with_capacity(count);
+    for (nth, index) in range.enumerate() {
+        let scheduled = started + interval * nth as u32;
+        tokio::time::sleep_until(scheduled).await;
+        let client = client.clone();
+        let url = url.to_owned();
+        let deliveries = Arc::clone(&deliveries);
+        let delivery_id = format!("{run}-{}", deliveries[index].id);
+        sends.push(tokio::spawn(async move {
+            let delivery = &deliveries[index];
+            send(&client, &url, &delivery_id, delivery).await;
+            scheduled.elapsed()
+        }));
+    }
+    let mut latencies = Vec::with_capacity(count);
+    for sent in sends {
+        latencies.push(sent.await.expect("sender task"));
+    }
+    let elapsed = started.elapsed();
+    latencies.sort();
+    Figures {
+        per_second: count as f64 / elapsed.as_secs_f64(),
+        p50: percentile(&latencies, 50),
+        p99: percentile(&latencies, 99),
+    }
+}
+
+async fn send(client: &reqwest::Client, url: &str, delivery_id: &str, delivery: &Prepared) {
+    let response = client
+        .post(url)
+        .header("X-GitHub-Event", "issues")
+        .header("X-GitHub-Delivery", delivery_id)
+        .header("X-Hub-Signature-256", &delivery.signature)
+        .body(delivery.body.clone())
+        .send()
+        .await
+        .expect("loopback request");
+    assert_eq!(response.status(), reqwest::StatusCode::ACCEPTED);
+    response.bytes().await.expect("response body");
 }
 
 fn percentile(sorted: &[Duration], percent: usize) -> Duration {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use autofix::commands::apply::{self, ApplyCommandError, ApplyRequest};
+use autofix::commands::{jobs, replay};
 use autofix::config::ServiceConfig;
 use autofix::config::repo::RepoConfig;
 use autofix::edits::EditFormat;
@@ -98,10 +99,44 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Read the job store: the newest jobs, or one job with its checkpoint and history.
+    Jobs {
+        #[command(subcommand)]
+        action: JobsAction,
+    },
+    /// Queue a stored webhook delivery again, as a new delivery (`<id>.replay-<n>`): exits 0 when
+    /// a job now works on the issue, 1 when nothing was queued.
+    Replay {
+        /// The delivery's id (`X-GitHub-Delivery`, GitLab `Idempotency-Key`).
+        delivery_id: String,
+        /// A service configuration file laid over the defaults.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Validate the service configuration (defaults, an optional file, AUTOFIX__* variables).
     Config {
         #[command(subcommand)]
         action: ConfigAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum JobsAction {
+    /// One line per job, newest first.
+    List {
+        /// How many jobs to show.
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        /// A service configuration file laid over the defaults.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// One job: its record, its checkpoint and its events, oldest first.
+    Show {
+        id: i64,
+        /// A service configuration file laid over the defaults.
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
 }
 
@@ -131,6 +166,11 @@ fn main() -> ExitCode {
             action: ConfigAction::Check { config, repo },
         } => config_check(config, repo),
         Command::Serve { config } => serve_command(config),
+        Command::Jobs { action } => jobs_command(action),
+        Command::Replay {
+            delivery_id,
+            config,
+        } => replay_command(delivery_id, config),
         Command::Fix {
             repo,
             issue_file,
@@ -252,6 +292,74 @@ fn serve_command(config_file: Option<PathBuf>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("autofix serve: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn jobs_command(action: JobsAction) -> ExitCode {
+    let (config, listing) = match action {
+        JobsAction::List { limit, config } => (config, Err(limit)),
+        JobsAction::Show { id, config } => (config, Ok(id)),
+    };
+    operator_command("jobs", config, |store, _| async move {
+        let lines = match listing {
+            Err(limit) => jobs::list(&store, limit).await,
+            Ok(id) => jobs::show(&store, id).await,
+        };
+        lines.map_err(|err| err.to_string())
+    })
+}
+
+fn replay_command(delivery_id: String, config: Option<PathBuf>) -> ExitCode {
+    operator_command("replay", config, |store, config| async move {
+        let trigger = config.bot.trigger_label;
+        let outcome = replay::replay(&store, &delivery_id, &trigger, chrono::Utc::now())
+            .await
+            .map_err(|err| err.to_string())?;
+        if outcome.has_job() {
+            Ok(vec![outcome.to_string()])
+        } else {
+            Err(outcome.to_string())
+        }
+    })
+}
+
+/// Loads the configuration, opens the existing store and prints what `work` returns (exit 0),
+/// or its one-line error on standard error (exit 1; a configuration error exits as invalid input).
+fn operator_command<Work, Done>(name: &str, config_file: Option<PathBuf>, work: Work) -> ExitCode
+where
+    Work: FnOnce(autofix::store::Store, ServiceConfig) -> Done,
+    Done: std::future::Future<Output = Result<Vec<String>, String>>,
+{
+    let config = match load_service_config(config_file.as_ref()) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("autofix {name}: {message}");
+            return ExitCode::from(FailureCode::InvalidInput.exit_status());
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime starts");
+    let result = runtime.block_on(async {
+        let store = autofix::store::Store::open_existing(&config.database_url())
+            .await
+            .map_err(|err| format!("database.url: {err}"))?;
+        let result = work(store.clone(), config).await;
+        store.close().await;
+        result
+    });
+    match result {
+        Ok(lines) => {
+            for line in lines {
+                println!("{line}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("autofix {name}: {message}");
             ExitCode::from(1)
         }
     }

@@ -61,6 +61,7 @@ impl Ingress {
             body_limit: BODY_LIMIT,
             read_timeout,
             metrics: Arc::new(Metrics::default()),
+            job_queued: Default::default(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -519,6 +520,7 @@ async fn the_server_stops_when_told_to_shut_down() {
         body_limit: BODY_LIMIT,
         read_timeout: Duration::from_secs(5),
         metrics: Arc::new(Metrics::default()),
+        job_queued: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -464,6 +464,210 @@ async fn migrations_run_again_on_an_existing_database(t: Harness) {
     );
 }
 
+async fn a_checkpoint_survives_a_crashed_worker_and_comes_back_with_the_reclaim(t: Harness) {
+    let job = enqueue(&t.store, "d-1", 7).await;
+    let first = t
+        .store
+        .claim("worker-a", LEASE, after(0))
+        .await
+        .unwrap()
+        .unwrap();
+    t.store
+        .save_checkpoint(job, "worker-a", r#"{"branch":"autofix/issue-7"}"#, after(5))
+        .await
+        .unwrap();
+    t.store
+        .save_checkpoint(
+            job,
+            "worker-a",
+            r#"{"branch":"autofix/issue-7","comment":42}"#,
+            after(6),
+        )
+        .await
+        .unwrap();
+
+    let reclaimed = t
+        .store
+        .claim("worker-b", LEASE, after(61))
+        .await
+        .unwrap()
+        .expect("the expired lease is reclaimed");
+
+    assert_eq!(first.checkpoint, None, "a fresh job has no checkpoint");
+    assert_eq!(
+        reclaimed.checkpoint.as_deref(),
+        Some(r#"{"branch":"autofix/issue-7","comment":42}"#),
+        "the latest checkpoint replaces the earlier one"
+    );
+    let shown = t.store.job_show(job).await.unwrap();
+    assert_eq!(shown.checkpoint, reclaimed.checkpoint);
+}
+
+async fn a_checkpoint_from_a_worker_that_lost_its_lease_is_refused(t: Harness) {
+    let job = enqueue(&t.store, "d-1", 7).await;
+    t.store
+        .claim("worker-a", LEASE, after(0))
+        .await
+        .unwrap()
+        .unwrap();
+    t.store
+        .claim("worker-b", LEASE, after(60))
+        .await
+        .unwrap()
+        .expect("worker-b takes the expired lease");
+
+    let late = t
+        .store
+        .save_checkpoint(job, "worker-a", r#"{"stale":true}"#, after(61))
+        .await;
+    let unknown = t
+        .store
+        .save_checkpoint(job + 100, "worker-b", "{}", after(61))
+        .await;
+
+    assert!(
+        matches!(&late, Err(StoreError::LeaseLost { job: lost, owner }) if *lost == job && owner == "worker-a"),
+        "{late:?}"
+    );
+    assert!(
+        matches!(unknown, Err(StoreError::LeaseLost { .. })),
+        "{unknown:?}"
+    );
+    assert_eq!(t.store.job_show(job).await.unwrap().checkpoint, None);
+}
+
+async fn the_job_delivery_is_the_one_that_created_the_job(t: Harness) {
+    let mut late_but_early_stamped = labelled("d-joined");
+    late_but_early_stamped.received_at = t0() - chrono::TimeDelta::seconds(30);
+    let job = enqueue(&t.store, "d-origin", 7).await;
+    let joined = t
+        .store
+        .record_delivery_and_enqueue(&late_but_early_stamped, &issue(7), after(1))
+        .await
+        .unwrap();
+    let other = enqueue(&t.store, "d-other", 8).await;
+
+    let origin = t.store.job_delivery(job).await.unwrap();
+
+    assert_eq!(joined, EnqueueOutcome::ActiveJobExists(job));
+    assert_eq!(
+        origin,
+        Some(labelled("d-origin")),
+        "the creating delivery, even when a joiner carries an earlier time"
+    );
+    assert_eq!(
+        t.store.job_delivery(other).await.unwrap().map(|d| d.id),
+        Some("d-other".to_owned())
+    );
+    assert_eq!(t.store.job_delivery(other + 100).await.unwrap(), None);
+}
+
+async fn ping_answers_while_open_and_fails_once_closed(t: Harness) {
+    t.store.ping().await.expect("an open store answers");
+
+    t.store.close().await;
+
+    let closed = t
+        .store
+        .ping()
+        .await
+        .expect_err("a closed store does not answer");
+    assert!(
+        closed.to_string().starts_with("database does not answer: "),
+        "{closed}"
+    );
+}
+
+async fn a_burst_of_deliveries_for_distinct_issues_makes_one_job_each(t: Harness) {
+    let senders = (1..=64u64).map(|number| {
+        let store = t.store.clone();
+        tokio::spawn(async move {
+            store
+                .record_delivery_and_enqueue(
+                    &labelled(&format!("burst-{number}")),
+                    &issue(number),
+                    t0(),
+                )
+                .await
+                .expect("enqueue")
+        })
+    });
+    let mut jobs = HashSet::new();
+    for sender in senders.collect::<Vec<_>>() {
+        match sender.await.expect("sender task") {
+            EnqueueOutcome::NewJob(id) => assert!(jobs.insert(id), "job {id} answered twice"),
+            other => panic!("expected a new job, got {other:?}"),
+        }
+    }
+
+    assert_eq!(jobs.len(), 64);
+    assert_eq!(t.store.jobs_list(100).await.unwrap().len(), 64);
+    for number in [1, 32, 64] {
+        let stored = t
+            .store
+            .delivery(&format!("burst-{number}"))
+            .await
+            .unwrap()
+            .expect("every delivery is kept");
+        assert!(jobs.contains(&stored.job_id.expect("linked to its job")));
+    }
+}
+
+async fn the_same_delivery_arriving_several_times_at_once_is_recorded_once(t: Harness) {
+    let earlier = enqueue(&t.store, "d-earlier", 3).await;
+    let racers = (0..12).map(|n| {
+        let store = t.store.clone();
+        tokio::spawn(async move {
+            let (id, number) = match n % 3 {
+                0 => ("d-twice", 7),
+                1 => ("d-earlier", 3),
+                _ => ("d-other", 7),
+            };
+            store
+                .record_delivery_and_enqueue(&labelled(id), &issue(number), t0())
+                .await
+                .expect("enqueue")
+        })
+    });
+    let mut outcomes = Vec::new();
+    for racer in racers.collect::<Vec<_>>() {
+        outcomes.push(racer.await.expect("racing task"));
+    }
+
+    let count = |wanted: fn(&EnqueueOutcome) -> bool| outcomes.iter().filter(|o| wanted(o)).count();
+    assert_eq!(
+        count(|o| matches!(o, EnqueueOutcome::NewJob(_))),
+        1,
+        "{outcomes:?}"
+    );
+    assert_eq!(
+        count(|o| matches!(o, EnqueueOutcome::ActiveJobExists(_))),
+        1,
+        "{outcomes:?}"
+    );
+    assert_eq!(
+        count(|o| *o == EnqueueOutcome::DuplicateDelivery),
+        10,
+        "{outcomes:?}"
+    );
+    let jobs = t.store.jobs_list(10).await.unwrap();
+    assert_eq!(jobs.len(), 2);
+    let issue_7 = jobs
+        .iter()
+        .find(|job| job.key == issue(7))
+        .expect("a job for issue 7");
+    for id in ["d-twice", "d-other"] {
+        let stored = t.store.delivery(id).await.unwrap().expect("recorded once");
+        assert_eq!(stored.job_id, Some(issue_7.id));
+    }
+    assert_eq!(
+        t.store.delivery("d-earlier").await.unwrap().unwrap().job_id,
+        Some(earlier)
+    );
+    let history = t.store.job_show(issue_7.id).await.unwrap().events;
+    assert_eq!(history.len(), 1, "one queued event: {history:?}");
+}
+
 /// Runs each story once per backend, in `on_sqlite::` and `on_postgres::`.
 macro_rules! stories {
     ($($story:ident),* $(,)?) => {
@@ -498,7 +702,99 @@ stories!(
     stages_and_events_are_recorded_and_read_back,
     finished_jobs_free_the_dedupe_key_so_a_new_label_makes_a_new_job,
     migrations_run_again_on_an_existing_database,
+    a_checkpoint_survives_a_crashed_worker_and_comes_back_with_the_reclaim,
+    a_checkpoint_from_a_worker_that_lost_its_lease_is_refused,
+    the_job_delivery_is_the_one_that_created_the_job,
+    ping_answers_while_open_and_fails_once_closed,
+    a_burst_of_deliveries_for_distinct_issues_makes_one_job_each,
+    the_same_delivery_arriving_several_times_at_once_is_recorded_once,
 );
+
+/// Adds a trigger to the SQLite file that makes appending the event of issue 13's job fail,
+/// after its delivery and job rows were already written.
+async fn poison_issue_13(url: &str) {
+    use sqlx::Connection;
+    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{url}"))
+        .await
+        .expect("open the file beside the store");
+    sqlx::query(
+        "CREATE TRIGGER poison_issue_13 BEFORE INSERT ON job_events \
+         WHEN (SELECT issue_number FROM jobs WHERE id = NEW.job_id) = 13 \
+         BEGIN SELECT RAISE(ABORT, 'issue 13 is poisoned'); END",
+    )
+    .execute(&mut conn)
+    .await
+    .expect("create the trigger");
+    conn.close().await.expect("close");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failing_delivery_does_not_sink_the_others_written_in_the_same_batch() {
+    let t = sqlite().await;
+    poison_issue_13(&t.url).await;
+
+    let senders = (1..=32u64).map(|number| {
+        let store = t.store.clone();
+        tokio::spawn(async move {
+            let outcome = store
+                .record_delivery_and_enqueue(
+                    &labelled(&format!("d-{number}")),
+                    &issue(number),
+                    t0(),
+                )
+                .await;
+            (number, outcome)
+        })
+    });
+    let mut outcomes = Vec::new();
+    for sender in senders.collect::<Vec<_>>() {
+        outcomes.push(sender.await.expect("sender task"));
+    }
+
+    for (number, outcome) in &outcomes {
+        match (number, outcome) {
+            (13, Err(error)) => assert!(
+                error.to_string().contains("issue 13 is poisoned"),
+                "{error}"
+            ),
+            (13, other) => panic!("issue 13 should fail, got {other:?}"),
+            (_, Ok(EnqueueOutcome::NewJob(_))) => {}
+            (number, other) => panic!("issue {number} should get a job, got {other:?}"),
+        }
+    }
+    let jobs = t.store.jobs_list(100).await.unwrap();
+    assert_eq!(jobs.len(), 31);
+    assert!(jobs.iter().all(|job| job.key.issue_number != 13));
+    assert_eq!(
+        t.store.delivery("d-13").await.unwrap(),
+        None,
+        "the failed delivery's rows are rolled back to its savepoint"
+    );
+}
+
+#[test]
+fn a_store_whose_runtime_shut_down_says_its_writer_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("autofix.db");
+    let opened_in = tokio::runtime::Runtime::new().unwrap();
+    let store = opened_in
+        .block_on(Store::open_sqlite(&path))
+        .expect("open the store");
+    drop(opened_in);
+
+    let used_in = tokio::runtime::Runtime::new().unwrap();
+    let enqueued =
+        used_in.block_on(store.record_delivery_and_enqueue(&labelled("d-1"), &issue(7), t0()));
+    let pinged = used_in.block_on(store.ping());
+
+    for refused in [enqueued.map(drop), pinged] {
+        let message = refused.expect_err("the writer is gone").to_string();
+        assert!(
+            message.starts_with("the SQLite writer task has stopped"),
+            "{message}"
+        );
+    }
+}
 
 #[tokio::test]
 async fn migrations_create_a_new_sqlite_file_on_first_start() {

@@ -2,4 +2,6 @@
 //! parses arguments, wires things together and prints.
 
 pub mod apply;
+pub mod jobs;
+pub mod replay;
 pub mod serve;

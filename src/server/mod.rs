@@ -35,6 +35,8 @@ pub struct ServerState {
     /// Longest wait for the whole body; a slower sender is answered 408.
     pub read_timeout: Duration,
     pub metrics: Arc<Metrics>,
+    /// Told of every new job, so an idle worker starts it at once instead of at its next poll.
+    pub job_queued: Arc<tokio::sync::Notify>,
 }
 
 type Shared = Arc<ServerState>;
@@ -93,11 +95,7 @@ async fn healthz() -> &'static str {
 }
 
 async fn readyz(State(state): State<Shared>) -> Response {
-    let probe = match &state.store {
-        Store::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
-        Store::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(drop),
-    };
-    match probe {
+    match state.store.ping().await {
         Ok(()) => (StatusCode::OK, "ready").into_response(),
         Err(error) => {
             tracing::warn!(%error, "readiness probe: the job store does not answer");
@@ -216,6 +214,7 @@ async fn accept(
         Ok(EnqueueOutcome::NewJob(job)) => {
             state.metrics.outcome(forge, Outcome::Accepted);
             state.metrics.job_enqueued();
+            state.job_queued.notify_one();
             tracing::info!(job, issue = %issue_ref, delivery = %delivery.id, "job queued");
             reply(
                 StatusCode::ACCEPTED,

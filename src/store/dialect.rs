@@ -3,7 +3,7 @@
 
 use super::{
     ClaimedJob, Delivery, EnqueueOutcome, Finish, JobDetail, JobEvent, JobKey, JobRecord, JobState,
-    StoreError, StoredDelivery, db, from_millis, retry_backoff, to_millis,
+    StoreError, StoredDelivery, db, from_millis, issue_column, retry_backoff, to_millis,
 };
 
 #[derive(sqlx::FromRow)]
@@ -22,6 +22,7 @@ struct JobRow {
     failure_code: Option<String>,
     created_at: i64,
     updated_at: i64,
+    checkpoint: Option<String>,
 }
 
 impl JobRow {
@@ -55,6 +56,7 @@ struct ClaimRow {
     issue_number: i64,
     stage: Option<String>,
     attempts: i64,
+    checkpoint: Option<String>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -74,6 +76,21 @@ struct DeliveryRow {
     job_id: Option<i64>,
 }
 
+impl DeliveryRow {
+    fn into_stored(self) -> Result<StoredDelivery, StoreError> {
+        Ok(StoredDelivery {
+            delivery: Delivery {
+                id: self.id,
+                forge: self.forge,
+                event: self.event,
+                received_at: from_millis(self.received_at)?,
+                payload: self.payload,
+            },
+            job_id: self.job_id,
+        })
+    }
+}
+
 fn issue_number(stored: i64) -> Result<u64, StoreError> {
     u64::try_from(stored).map_err(|_| StoreError::Corrupt {
         what: "issue number",
@@ -88,14 +105,16 @@ fn attempts(stored: i64) -> Result<u32, StoreError> {
     })
 }
 
-fn issue_column(key: &JobKey) -> i64 {
-    // Issue numbers are small positive integers on both forges; saturate rather than wrap.
-    i64::try_from(key.issue_number).unwrap_or(i64::MAX)
+/// The first history entry of a job, naming the delivery that created it (SQLite's group commit
+/// words it the same way in SQL).
+fn queued_message(delivery: &Delivery) -> String {
+    format!("delivery {} ({})", delivery.id, delivery.event)
 }
 
 const ACTIVE: &str = "state IN ('queued', 'running')";
 const JOB_COLUMNS: &str = "id, forge, repo, issue_number, state, stage, attempts, run_after, lease_owner, \
-     lease_until, last_error, failure_code, created_at, updated_at";
+     lease_until, last_error, failure_code, created_at, updated_at, checkpoint";
+const DELIVERY_COLUMNS: &str = "id, forge, event, received_at, payload, job_id";
 
 macro_rules! dialect {
     ($name:ident, $Db:ty, $begin_write:literal, $claim_lock:literal) => {
@@ -117,7 +136,7 @@ macro_rules! dialect {
             }
 
             async fn append_event(
-                tx: &mut Transaction<'static, Db>,
+                conn: &mut <Db as sqlx::Database>::Connection,
                 job: i64,
                 stage: &str,
                 message: &str,
@@ -128,12 +147,13 @@ macro_rules! dialect {
                     .bind(to_millis(now))
                     .bind(stage)
                     .bind(message)
-                    .execute(&mut **tx)
+                    .execute(&mut *conn)
                     .await
                     .map_err(db("could not append a job event"))?;
                 Ok(())
             }
 
+            #[allow(dead_code, reason = "SQLite enqueues through its group-commit writer instead")]
             pub(in crate::store) async fn record_delivery_and_enqueue(
                 pool: &Pool<Db>,
                 delivery: &Delivery,
@@ -141,6 +161,19 @@ macro_rules! dialect {
                 now: DateTime<Utc>,
             ) -> Result<EnqueueOutcome, StoreError> {
                 let mut tx = begin_write(pool).await?;
+                let outcome = enqueue_in(&mut tx, delivery, key, now).await?;
+                commit(tx).await?;
+                Ok(outcome)
+            }
+
+            /// The writes of one enqueue inside a transaction the caller opened and commits: a
+            /// duplicate delivery writes nothing, so the caller needs no rollback for it.
+            pub(in crate::store) async fn enqueue_in(
+                conn: &mut <Db as sqlx::Database>::Connection,
+                delivery: &Delivery,
+                key: &JobKey,
+                now: DateTime<Utc>,
+            ) -> Result<EnqueueOutcome, StoreError> {
                 let inserted = sqlx::query(
                     "INSERT INTO deliveries (id, forge, event, received_at, payload) VALUES ($1, $2, $3, $4, $5) \
                      ON CONFLICT (id) DO NOTHING",
@@ -150,17 +183,16 @@ macro_rules! dialect {
                 .bind(&delivery.event)
                 .bind(to_millis(delivery.received_at))
                 .bind(&delivery.payload)
-                .execute(&mut *tx)
+                .execute(&mut *conn)
                 .await
                 .map_err(db("could not record the delivery"))?;
                 if inserted.rows_affected() == 0 {
-                    tx.rollback().await.map_err(db("could not roll back"))?;
                     return Ok(EnqueueOutcome::DuplicateDelivery);
                 }
                 let dedupe_key = key.dedupe_key();
                 let new_job: Option<(i64,)> = sqlx::query_as(
                     "INSERT INTO jobs (forge, repo, issue_number, dedupe_key, state, attempts, run_after, \
-                     created_at, updated_at) VALUES ($1, $2, $3, $4, 'queued', 0, $5, $5, $5) \
+                     created_at, updated_at, origin_delivery) VALUES ($1, $2, $3, $4, 'queued', 0, $5, $5, $5, $6) \
                      ON CONFLICT (dedupe_key) DO NOTHING RETURNING id",
                 )
                 .bind(&key.forge)
@@ -168,13 +200,13 @@ macro_rules! dialect {
                 .bind(issue_column(key))
                 .bind(&dedupe_key)
                 .bind(to_millis(now))
-                .fetch_optional(&mut *tx)
+                .bind(&delivery.id)
+                .fetch_optional(&mut *conn)
                 .await
                 .map_err(db("could not enqueue the job"))?;
                 let (outcome, job_id) = match new_job {
                     Some((id,)) => {
-                        let message = format!("delivery {} ({})", delivery.id, delivery.event);
-                        append_event(&mut tx, id, "queued", &message, now).await?;
+                        append_event(conn, id, "queued", &queued_message(delivery), now).await?;
                         (EnqueueOutcome::NewJob(id), id)
                     }
                     None => {
@@ -182,7 +214,7 @@ macro_rules! dialect {
                             "SELECT id FROM jobs WHERE dedupe_key = $1 AND {ACTIVE}"
                         ))
                         .bind(&dedupe_key)
-                        .fetch_one(&mut *tx)
+                        .fetch_one(&mut *conn)
                         .await
                         .map_err(db("could not find the active job"))?;
                         (EnqueueOutcome::ActiveJobExists(id), id)
@@ -191,10 +223,9 @@ macro_rules! dialect {
                 sqlx::query("UPDATE deliveries SET job_id = $1 WHERE id = $2")
                     .bind(job_id)
                     .bind(&delivery.id)
-                    .execute(&mut *tx)
+                    .execute(&mut *conn)
                     .await
                     .map_err(db("could not link the delivery to its job"))?;
-                commit(tx).await?;
                 Ok(outcome)
             }
 
@@ -212,7 +243,7 @@ macro_rules! dialect {
                      WHERE (state = 'queued' AND run_after <= $3) OR (state = 'running' AND lease_until <= $3) \
                      ORDER BY run_after, id LIMIT 1",
                     $claim_lock,
-                    ") RETURNING id, forge, repo, issue_number, stage, attempts"
+                    ") RETURNING id, forge, repo, issue_number, stage, attempts, checkpoint"
                 ))
                 .bind(owner)
                 .bind(to_millis(until))
@@ -237,6 +268,7 @@ macro_rules! dialect {
                     stage: row.stage,
                     attempts,
                     lease_until: until,
+                    checkpoint: row.checkpoint,
                 }))
             }
 
@@ -299,6 +331,24 @@ macro_rules! dialect {
                     .await
                     .map_err(db("could not record the stage"))?;
                 append_event(&mut tx, job, stage, message, now).await?;
+                commit(tx).await
+            }
+
+            pub(in crate::store) async fn save_checkpoint(
+                pool: &Pool<Db>,
+                job: i64,
+                owner: &str,
+                checkpoint: &str,
+                now: DateTime<Utc>,
+            ) -> Result<(), StoreError> {
+                let mut tx = begin_write(pool).await?;
+                hold_lease(&mut tx, job, owner, now).await?;
+                sqlx::query("UPDATE jobs SET checkpoint = $2 WHERE id = $1")
+                    .bind(job)
+                    .bind(checkpoint)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("could not save the checkpoint"))?;
                 commit(tx).await
             }
 
@@ -377,7 +427,9 @@ macro_rules! dialect {
                     .fetch_optional(pool)
                     .await
                     .map_err(db("could not read the job"))?;
-                let job_record = row.ok_or(StoreError::JobNotFound(job))?.into_record()?;
+                let mut row = row.ok_or(StoreError::JobNotFound(job))?;
+                let checkpoint = row.checkpoint.take();
+                let job_record = row.into_record()?;
                 let events: Vec<EventRow> =
                     sqlx::query_as("SELECT at, stage, message FROM job_events WHERE job_id = $1 ORDER BY id")
                         .bind(job)
@@ -394,33 +446,46 @@ macro_rules! dialect {
                         })
                     })
                     .collect::<Result<_, StoreError>>()?;
-                Ok(JobDetail { job: job_record, events })
+                Ok(JobDetail { job: job_record, checkpoint, events })
             }
 
             pub(in crate::store) async fn delivery(
                 pool: &Pool<Db>,
                 id: &str,
             ) -> Result<Option<StoredDelivery>, StoreError> {
-                let row: Option<DeliveryRow> = sqlx::query_as(
-                    "SELECT id, forge, event, received_at, payload, job_id FROM deliveries WHERE id = $1",
-                )
-                .bind(id)
+                let row: Option<DeliveryRow> =
+                    sqlx::query_as(&format!("SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = $1"))
+                        .bind(id)
+                        .fetch_optional(pool)
+                        .await
+                        .map_err(db("could not read the delivery"))?;
+                row.map(DeliveryRow::into_stored).transpose()
+            }
+
+            /// The delivery that created `job` or, for a job from before origins were recorded,
+            /// the earliest one linked to it.
+            pub(in crate::store) async fn job_delivery(
+                pool: &Pool<Db>,
+                job: i64,
+            ) -> Result<Option<Delivery>, StoreError> {
+                let row: Option<DeliveryRow> = sqlx::query_as(&format!(
+                    "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE job_id = $1 \
+                     ORDER BY CASE WHEN id = (SELECT origin_delivery FROM jobs WHERE id = $1) THEN 0 ELSE 1 END, \
+                     received_at, id LIMIT 1"
+                ))
+                .bind(job)
                 .fetch_optional(pool)
                 .await
-                .map_err(db("could not read the delivery"))?;
-                row.map(|row| {
-                    Ok(StoredDelivery {
-                        delivery: Delivery {
-                            id: row.id,
-                            forge: row.forge,
-                            event: row.event,
-                            received_at: from_millis(row.received_at)?,
-                            payload: row.payload,
-                        },
-                        job_id: row.job_id,
-                    })
-                })
-                .transpose()
+                .map_err(db("could not read the job's delivery"))?;
+                row.map(|row| Ok(row.into_stored()?.delivery)).transpose()
+            }
+
+            pub(in crate::store) async fn ping(pool: &Pool<Db>) -> Result<(), StoreError> {
+                sqlx::query("SELECT 1")
+                    .execute(pool)
+                    .await
+                    .map(drop)
+                    .map_err(db("does not answer"))
             }
         }
     };

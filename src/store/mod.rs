@@ -2,16 +2,20 @@
 //! on an embedded SQLite file by default or on PostgreSQL when the database URL says `postgres://`.
 
 mod dialect;
+mod group_commit;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 
 use crate::forge::{ForgeKind, IssueNumber, RepoRef};
+use group_commit::GroupCommit;
 use sqlx::postgres::{PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 
 /// The first retry waits this long; each later one waits twice as long as the one before.
 pub const RETRY_BASE: Duration = Duration::from_secs(30);
@@ -40,10 +44,20 @@ pub enum StoreError {
         #[source]
         source: sqlx::Error,
     },
+    #[error(
+        "no job store at {0}: the SQLite file does not exist (`autofix serve` creates it on first start)"
+    )]
+    NoSqliteFile(PathBuf),
     #[error("database migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("database holds an invalid {what}: {value:?}")]
     Corrupt { what: &'static str, value: String },
+    #[error(
+        "the SQLite writer task has stopped (the runtime that opened the store shut down), so nothing can be recorded"
+    )]
+    WriterStopped,
+    #[error("database could not commit the batch of deliveries this one was written in: {0}")]
+    BatchFailed(String),
 }
 
 pub(crate) fn db(context: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
@@ -153,6 +167,8 @@ pub struct ClaimedJob {
     /// Claims so far, this one included.
     pub attempts: u32,
     pub lease_until: DateTime<Utc>,
+    /// What the last attempt saved with [`Store::save_checkpoint`], so this one skips work already done.
+    pub checkpoint: Option<String>,
 }
 
 /// How a job ended.
@@ -191,6 +207,8 @@ pub struct JobEvent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobDetail {
     pub job: JobRecord,
+    /// The worker's last saved checkpoint, if any.
+    pub checkpoint: Option<String>,
     pub events: Vec<JobEvent>,
 }
 
@@ -203,27 +221,50 @@ pub fn retry_backoff(attempts: u32) -> Duration {
 /// The job store over one of the two supported databases.
 #[derive(Debug, Clone)]
 pub enum Store {
-    Sqlite(SqlitePool),
+    Sqlite(SqliteStore),
     Postgres(PgPool),
+}
+
+/// An SQLite file: a pool for reads and worker writes, and one writer task for webhook enqueues,
+/// because concurrent SQLite writers only queue on the file lock with a busy backoff.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+    enqueues: GroupCommit,
 }
 
 impl Store {
     /// Opens `url` and brings its schema up to date: `postgres://` or `postgresql://` selects PostgreSQL,
     /// `sqlite:` or a plain file path selects an SQLite file (created on first start).
     pub async fn open(url: &str) -> Result<Store, StoreError> {
+        Self::open_url(url, true).await
+    }
+
+    /// Like [`Store::open`], except that a missing SQLite file is an error instead of created: an
+    /// operator command must not make an empty store at a mistyped path.
+    pub async fn open_existing(url: &str) -> Result<Store, StoreError> {
+        Self::open_url(url, false).await
+    }
+
+    async fn open_url(url: &str, create: bool) -> Result<Store, StoreError> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             return Self::open_postgres(url).await;
         }
-        if url.starts_with("sqlite:") {
-            let options = SqliteConnectOptions::from_str(url).map_err(db("URL is invalid"))?;
-            return Self::open_sqlite_with(options).await;
-        }
-        if let Some((scheme, _)) = url.split_once("://") {
+        let options = if url.starts_with("sqlite:") {
+            SqliteConnectOptions::from_str(url).map_err(db("URL is invalid"))?
+        } else if let Some((scheme, _)) = url.split_once("://") {
             return Err(StoreError::UnsupportedUrl {
                 scheme: scheme.to_owned(),
             });
+        } else {
+            SqliteConnectOptions::new().filename(url)
+        };
+        if !create && !options.get_filename().exists() {
+            return Err(StoreError::NoSqliteFile(
+                options.get_filename().to_path_buf(),
+            ));
         }
-        Self::open_sqlite(Path::new(url)).await
+        Self::open_sqlite_with(options).await
     }
 
     /// Opens (creating it if missing) the SQLite file at `path` and runs its migrations.
@@ -232,20 +273,26 @@ impl Store {
     }
 
     async fn open_sqlite_with(options: SqliteConnectOptions) -> Result<Store, StoreError> {
-        // WAL lets readers (`autofix jobs`) proceed while a worker writes.
+        // WAL lets readers (`autofix jobs`) proceed while a worker writes. NORMAL syncs the WAL at
+        // checkpoints, not at each commit: a committed delivery survives a process crash, though
+        // not a power loss (GitHub and GitLab redeliver what was not acknowledged).
         let options = options
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            // The enqueue writer checkpoints in the background instead (see `group_commit`).
+            .pragma("wal_autocheckpoint", "0")
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_with(options)
+            .connect_with(options.clone())
             .await
             .map_err(db("could not open the SQLite file"))?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
-        Ok(Store::Sqlite(pool))
+        let enqueues = GroupCommit::start(&options, pool.clone()).await?;
+        Ok(Store::Sqlite(SqliteStore { pool, enqueues }))
     }
 
     /// Connects to PostgreSQL at `url` and runs its migrations.
@@ -269,9 +316,7 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<EnqueueOutcome, StoreError> {
         match self {
-            Store::Sqlite(pool) => {
-                dialect::sqlite::record_delivery_and_enqueue(pool, delivery, key, now).await
-            }
+            Store::Sqlite(sqlite) => sqlite.enqueues.enqueue(delivery, key, now).await,
             Store::Postgres(pool) => {
                 dialect::postgres::record_delivery_and_enqueue(pool, delivery, key, now).await
             }
@@ -288,7 +333,9 @@ impl Store {
     ) -> Result<Option<ClaimedJob>, StoreError> {
         let until = lease_end(now, lease);
         match self {
-            Store::Sqlite(pool) => dialect::sqlite::claim(pool, owner, until, now).await,
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::claim(pool, owner, until, now).await
+            }
             Store::Postgres(pool) => dialect::postgres::claim(pool, owner, until, now).await,
         }
     }
@@ -303,7 +350,9 @@ impl Store {
     ) -> Result<DateTime<Utc>, StoreError> {
         let until = lease_end(now, lease);
         match self {
-            Store::Sqlite(pool) => dialect::sqlite::renew(pool, job, owner, until, now).await?,
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::renew(pool, job, owner, until, now).await?
+            }
             Store::Postgres(pool) => dialect::postgres::renew(pool, job, owner, until, now).await?,
         }
         Ok(until)
@@ -319,11 +368,30 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         match self {
-            Store::Sqlite(pool) => {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
                 dialect::sqlite::record_stage(pool, job, owner, stage, message, now).await
             }
             Store::Postgres(pool) => {
                 dialect::postgres::record_stage(pool, job, owner, stage, message, now).await
+            }
+        }
+    }
+
+    /// Saves the worker's `checkpoint` for `job` (replacing the previous one), checked against the
+    /// lease like [`Store::record_stage`].
+    pub async fn save_checkpoint(
+        &self,
+        job: i64,
+        owner: &str,
+        checkpoint: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::save_checkpoint(pool, job, owner, checkpoint, now).await
+            }
+            Store::Postgres(pool) => {
+                dialect::postgres::save_checkpoint(pool, job, owner, checkpoint, now).await
             }
         }
     }
@@ -337,7 +405,9 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         match self {
-            Store::Sqlite(pool) => dialect::sqlite::finish(pool, job, owner, outcome, now).await,
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::finish(pool, job, owner, outcome, now).await
+            }
             Store::Postgres(pool) => {
                 dialect::postgres::finish(pool, job, owner, outcome, now).await
             }
@@ -353,7 +423,9 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<DateTime<Utc>, StoreError> {
         match self {
-            Store::Sqlite(pool) => dialect::sqlite::retry_later(pool, job, owner, error, now).await,
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::retry_later(pool, job, owner, error, now).await
+            }
             Store::Postgres(pool) => {
                 dialect::postgres::retry_later(pool, job, owner, error, now).await
             }
@@ -363,7 +435,9 @@ impl Store {
     /// The `limit` most recently created jobs, newest first.
     pub async fn jobs_list(&self, limit: u32) -> Result<Vec<JobRecord>, StoreError> {
         match self {
-            Store::Sqlite(pool) => dialect::sqlite::jobs_list(pool, limit).await,
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::jobs_list(pool, limit).await
+            }
             Store::Postgres(pool) => dialect::postgres::jobs_list(pool, limit).await,
         }
     }
@@ -371,7 +445,7 @@ impl Store {
     /// `job` with its history; `JobNotFound` when no such job exists.
     pub async fn job_show(&self, job: i64) -> Result<JobDetail, StoreError> {
         match self {
-            Store::Sqlite(pool) => dialect::sqlite::job_show(pool, job).await,
+            Store::Sqlite(SqliteStore { pool, .. }) => dialect::sqlite::job_show(pool, job).await,
             Store::Postgres(pool) => dialect::postgres::job_show(pool, job).await,
         }
     }
@@ -379,15 +453,36 @@ impl Store {
     /// The delivery recorded under `id`, if any.
     pub async fn delivery(&self, id: &str) -> Result<Option<StoredDelivery>, StoreError> {
         match self {
-            Store::Sqlite(pool) => dialect::sqlite::delivery(pool, id).await,
+            Store::Sqlite(SqliteStore { pool, .. }) => dialect::sqlite::delivery(pool, id).await,
             Store::Postgres(pool) => dialect::postgres::delivery(pool, id).await,
+        }
+    }
+
+    /// The delivery that created `job` (whose payload the worker re-reads); `None` for an unknown job.
+    pub async fn job_delivery(&self, job: i64) -> Result<Option<Delivery>, StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::job_delivery(pool, job).await
+            }
+            Store::Postgres(pool) => dialect::postgres::job_delivery(pool, job).await,
+        }
+    }
+
+    /// Whether the database answers (and, on SQLite, the enqueue writer still runs): `/readyz`.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(sqlite) if !sqlite.enqueues.is_running() => {
+                Err(StoreError::WriterStopped)
+            }
+            Store::Sqlite(SqliteStore { pool, .. }) => dialect::sqlite::ping(pool).await,
+            Store::Postgres(pool) => dialect::postgres::ping(pool).await,
         }
     }
 
     /// Closes every pooled connection.
     pub async fn close(&self) {
         match self {
-            Store::Sqlite(pool) => pool.close().await,
+            Store::Sqlite(SqliteStore { pool, .. }) => pool.close().await,
             Store::Postgres(pool) => pool.close().await,
         }
     }
@@ -398,6 +493,11 @@ pub(crate) fn lease_end(now: DateTime<Utc>, lease: Duration) -> DateTime<Utc> {
         .ok()
         .and_then(|delta| now.checked_add_signed(delta))
         .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+pub(crate) fn issue_column(key: &JobKey) -> i64 {
+    // Issue numbers are small positive integers on both forges; saturate rather than wrap.
+    i64::try_from(key.issue_number).unwrap_or(i64::MAX)
 }
 
 pub(crate) fn to_millis(at: DateTime<Utc>) -> i64 {

@@ -1,0 +1,156 @@
+//! `autofix replay DELIVERY_ID`: a stored webhook delivery read again with its forge's parser and
+//! today's trigger label, and queued once more under a new delivery id so the original stays.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+
+use crate::forge::{BotEvent, github, gitlab};
+use crate::store::{Delivery, EnqueueOutcome, JobKey, Store, StoreError};
+
+/// Replays of one delivery before giving up looking for an unused `<id>.replay-<n>`.
+const MAX_REPLAYS: u32 = 1000;
+
+/// What a replay did; each prints as the one line the command shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplayOutcome {
+    /// A new job: the issue had none active (typically its last one finished).
+    Queued {
+        job: i64,
+        issue: String,
+        delivery: String,
+    },
+    /// The issue's active job took the replayed delivery; no second job.
+    AlreadyActive {
+        job: i64,
+        issue: String,
+        delivery: String,
+    },
+    /// The delivery does not start a job (today): nothing was written.
+    NotATrigger { original: String, reason: String },
+}
+
+impl ReplayOutcome {
+    /// Whether a job now works on the issue: the command exits 0 then, 1 otherwise.
+    pub fn has_job(&self) -> bool {
+        !matches!(self, ReplayOutcome::NotATrigger { .. })
+    }
+}
+
+impl fmt::Display for ReplayOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReplayOutcome::Queued {
+                job,
+                issue,
+                delivery,
+            } => write!(f, "job {job} queued for {issue} (delivery {delivery})"),
+            ReplayOutcome::AlreadyActive {
+                job,
+                issue,
+                delivery,
+            } => write!(
+                f,
+                "job {job} is already active for {issue}; delivery {delivery} joined it"
+            ),
+            ReplayOutcome::NotATrigger { original, reason } => write!(
+                f,
+                "delivery {original} is not a trigger event: {reason}; nothing queued"
+            ),
+        }
+    }
+}
+
+/// Why nothing could be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("no delivery {0:?} is stored")]
+    NoSuchDelivery(String),
+    #[error("delivery {delivery:?} came from forge {forge:?}, which is neither github nor gitlab")]
+    UnknownForge { delivery: String, forge: String },
+    #[error("delivery {delivery:?} cannot be read: {reason}; nothing queued")]
+    Unreadable { delivery: String, reason: String },
+    #[error("delivery {0:?} was already replayed {MAX_REPLAYS} times; nothing queued")]
+    TooManyReplays(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Reads delivery `id`, re-parses it with `trigger_label` and records it again as
+/// `<id>.replay-<n>` (the first unused n) with its job, in one transaction.
+pub async fn replay(
+    store: &Store,
+    id: &str,
+    trigger_label: &str,
+    now: DateTime<Utc>,
+) -> Result<ReplayOutcome, ReplayError> {
+    let original = store
+        .delivery(id)
+        .await?
+        .ok_or_else(|| ReplayError::NoSuchDelivery(id.to_owned()))?
+        .delivery;
+    let key = match reparse(&original, trigger_label)? {
+        Ok(key) => key,
+        Err(reason) => {
+            return Ok(ReplayOutcome::NotATrigger {
+                original: id.to_owned(),
+                reason,
+            });
+        }
+    };
+    let issue = format!("{}:{}#{}", key.forge, key.repo, key.issue_number);
+    for n in 1..=MAX_REPLAYS {
+        let again = Delivery {
+            id: format!("{id}.replay-{n}"),
+            forge: key.forge.clone(),
+            event: original.event.clone(),
+            received_at: now,
+            payload: original.payload.clone(),
+        };
+        let delivery = again.id.clone();
+        let issue = issue.clone();
+        match store.record_delivery_and_enqueue(&again, &key, now).await? {
+            EnqueueOutcome::DuplicateDelivery => continue,
+            EnqueueOutcome::NewJob(job) => {
+                return Ok(ReplayOutcome::Queued {
+                    job,
+                    issue,
+                    delivery,
+                });
+            }
+            EnqueueOutcome::ActiveJobExists(job) => {
+                return Ok(ReplayOutcome::AlreadyActive {
+                    job,
+                    issue,
+                    delivery,
+                });
+            }
+        }
+    }
+    Err(ReplayError::TooManyReplays(id.to_owned()))
+}
+
+/// The job key the delivery starts a job for, or (inside) why it starts none.
+fn reparse(
+    delivery: &Delivery,
+    trigger_label: &str,
+) -> Result<Result<JobKey, String>, ReplayError> {
+    let parsed = match delivery.forge.as_str() {
+        "github" => github::parse_event(&delivery.event, &delivery.payload, trigger_label),
+        "gitlab" => gitlab::parse_event(&delivery.event, &delivery.payload, trigger_label),
+        other => {
+            return Err(ReplayError::UnknownForge {
+                delivery: delivery.id.clone(),
+                forge: other.to_owned(),
+            });
+        }
+    };
+    match parsed {
+        Ok(BotEvent::IssueLabeled { repo, issue, .. }) => Ok(Ok(JobKey::for_issue(&repo, issue))),
+        Ok(BotEvent::Ignored { reason }) => Ok(Err(reason)),
+        Err(error) => Err(ReplayError::Unreadable {
+            delivery: delivery.id.clone(),
+            reason: error.to_string(),
+        }),
+    }
+}

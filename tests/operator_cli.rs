@@ -1,0 +1,449 @@
+//! The operator commands (`autofix jobs list|show`, `autofix replay`) run as the real binary
+//! against an SQLite job store prepared through the library.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use autofix::store::{Delivery, EnqueueOutcome, Finish, JobKey, Store};
+use chrono::{DateTime, TimeZone, Utc};
+
+const LEASE: Duration = Duration::from_secs(600);
+/// The recorded GitHub `labeled` delivery adds `bug` to Codertocat/Hello-World#1.
+const LABELED_ISSUE: &str = "github:Codertocat/Hello-World#1";
+
+/// A job store file and a configuration naming it, in a temp dir.
+struct Operator {
+    dir: tempfile::TempDir,
+    store: Store,
+}
+
+impl Operator {
+    async fn new() -> Operator {
+        Self::with_trigger("bug").await
+    }
+
+    async fn with_trigger(trigger_label: &str) -> Operator {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("autofix.db");
+        let store = Store::open_sqlite(&db).await.unwrap();
+        std::fs::write(
+            dir.path().join("autofix.toml"),
+            format!(
+                "workdir = {:?}\n[database]\nurl = {:?}\n[bot]\ntrigger_label = {trigger_label:?}\n",
+                dir.path().display().to_string(),
+                db.display().to_string()
+            ),
+        )
+        .unwrap();
+        Operator { dir, store }
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("autofix.toml")
+    }
+
+    /// Runs `autofix ARGS --config FILE` with no `AUTOFIX__*` variable from the caller's shell.
+    fn run(&self, args: &[&str]) -> Run {
+        run_with_config(args, &self.config())
+    }
+}
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn run_with_config(args: &[&str], config: &Path) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_autofix"));
+    command.args(args).arg("--config").arg(config);
+    for (name, _) in std::env::vars() {
+        if name.starts_with("AUTOFIX__") {
+            command.env_remove(name);
+        }
+    }
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = command.output().expect("run autofix");
+    Run {
+        code: status.code(),
+        stdout: String::from_utf8(stdout).unwrap(),
+        stderr: String::from_utf8(stderr).unwrap(),
+    }
+}
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap()
+}
+
+fn after(seconds: i64) -> DateTime<Utc> {
+    t0() + chrono::TimeDelta::seconds(seconds)
+}
+
+fn fixture(path: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/webhooks")
+            .join(path),
+    )
+    .unwrap()
+}
+
+fn github_labeled(id: &str) -> Delivery {
+    Delivery {
+        id: id.to_owned(),
+        forge: "github".to_owned(),
+        event: "issues".to_owned(),
+        received_at: t0(),
+        payload: fixture("github/issues/labeled.payload.json"),
+    }
+}
+
+fn labeled_key() -> JobKey {
+    JobKey::new("github", "Codertocat/Hello-World", 1)
+}
+
+async fn enqueue(store: &Store, delivery: &Delivery, key: &JobKey) -> i64 {
+    match store
+        .record_delivery_and_enqueue(delivery, key, t0())
+        .await
+        .unwrap()
+    {
+        EnqueueOutcome::NewJob(job) => job,
+        other => panic!("expected a new job, got {other:?}"),
+    }
+}
+
+/// Job 1 failed at `validate` on issue 1; job 2 runs on issue 2 with a checkpoint.
+async fn two_jobs(store: &Store) -> (i64, i64) {
+    let failed = enqueue(store, &github_labeled("d-1"), &labeled_key()).await;
+    store.claim("worker-a", LEASE, after(1)).await.unwrap();
+    store
+        .record_stage(
+            failed,
+            "worker-a",
+            "validate",
+            "cargo test failed",
+            after(2),
+        )
+        .await
+        .unwrap();
+    let failure = Finish::Failed {
+        code: "validation_failed".into(),
+        error: "cargo test failed twice".into(),
+    };
+    store
+        .finish(failed, "worker-a", &failure, after(3))
+        .await
+        .unwrap();
+    let running = enqueue(
+        store,
+        &github_labeled("d-2"),
+        &JobKey::new("github", "acme/widgets", 2),
+    )
+    .await;
+    store.claim("worker-b", LEASE, after(4)).await.unwrap();
+    store
+        .record_stage(running, "worker-b", "edit", "edited src/lib.rs", after(5))
+        .await
+        .unwrap();
+    store
+        .save_checkpoint(running, "worker-b", r#"{"comment_id":77}"#, after(6))
+        .await
+        .unwrap();
+    (failed, running)
+}
+
+#[tokio::test]
+async fn jobs_list_prints_one_line_per_job_newest_first() {
+    let operator = Operator::new().await;
+    let (failed, running) = two_jobs(&operator.store).await;
+
+    let listed = operator.run(&["jobs", "list"]);
+    let limited = operator.run(&["jobs", "list", "--limit", "1"]);
+
+    assert_eq!(listed.code, Some(0), "{}", listed.stderr);
+    let lines: Vec<Vec<&str>> = listed
+        .stdout
+        .lines()
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            vec![
+                "ID", "STATE", "ISSUE", "STAGE", "ATTEMPTS", "FAILURE", "UPDATED"
+            ],
+            vec![
+                &running.to_string(),
+                "running",
+                "github:acme/widgets#2",
+                "edit",
+                "1",
+                "-",
+                "2026-11-22T09:00:06Z"
+            ],
+            vec![
+                &failed.to_string(),
+                "failed",
+                LABELED_ISSUE,
+                "validate",
+                "1",
+                "validation_failed",
+                "2026-11-22T09:00:03Z"
+            ],
+        ]
+    );
+    assert_eq!(limited.stdout.lines().count(), 2, "{}", limited.stdout);
+    assert!(limited.stdout.contains("acme/widgets#2"));
+}
+
+#[tokio::test]
+async fn jobs_list_on_an_empty_store_says_so() {
+    let operator = Operator::new().await;
+
+    let listed = operator.run(&["jobs", "list"]);
+
+    assert_eq!(
+        (listed.code, listed.stdout.as_str()),
+        (Some(0), "no jobs\n")
+    );
+}
+
+#[tokio::test]
+async fn jobs_show_prints_the_record_the_checkpoint_and_the_events_oldest_first() {
+    let operator = Operator::new().await;
+    let (_, running) = two_jobs(&operator.store).await;
+
+    let shown = operator.run(&["jobs", "show", &running.to_string()]);
+
+    assert_eq!(shown.code, Some(0), "{}", shown.stderr);
+    let expected = format!(
+        "job {running}: github:acme/widgets#2\n\
+         state: running after 1 attempt(s)\n\
+         stage: edit\n\
+         lease: worker-b until 2026-11-22T09:10:04Z\n\
+         run after: 2026-11-22T09:00:00Z\n\
+         created: 2026-11-22T09:00:00Z\n\
+         updated: 2026-11-22T09:00:06Z\n\
+         checkpoint: {{\"comment_id\":77}}\n\
+         events:\n  \
+         2026-11-22T09:00:00Z  queued     delivery d-2 (issues)\n  \
+         2026-11-22T09:00:04Z  claimed    attempt 1 by worker-b\n  \
+         2026-11-22T09:00:05Z  edit       edited src/lib.rs\n"
+    );
+    assert_eq!(shown.stdout, expected);
+}
+
+#[tokio::test]
+async fn jobs_show_of_a_failed_job_names_its_failure() {
+    let operator = Operator::new().await;
+    let (failed, _) = two_jobs(&operator.store).await;
+
+    let shown = operator.run(&["jobs", "show", &failed.to_string()]);
+
+    assert_eq!(shown.code, Some(0), "{}", shown.stderr);
+    assert!(
+        shown.stdout.contains("\nfailure: validation_failed\n"),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown
+            .stdout
+            .contains("\nlast error: cargo test failed twice\n"),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown.stdout.contains("\ncheckpoint: none\n"),
+        "{}",
+        shown.stdout
+    );
+}
+
+#[tokio::test]
+async fn jobs_show_of_an_unknown_id_fails_with_one_clear_line() {
+    let operator = Operator::new().await;
+    two_jobs(&operator.store).await;
+
+    let shown = operator.run(&["jobs", "show", "99"]);
+
+    assert_eq!(shown.code, Some(1));
+    assert_eq!(shown.stdout, "");
+    assert_eq!(shown.stderr, "autofix jobs: job 99 does not exist\n");
+}
+
+#[tokio::test]
+async fn replaying_a_delivery_whose_job_finished_queues_a_new_job_and_keeps_the_original() {
+    let operator = Operator::new().await;
+    let (failed, _) = two_jobs(&operator.store).await;
+
+    let first = operator.run(&["replay", "d-1"]);
+    let store = &operator.store;
+    let new_job = store.jobs_list(1).await.unwrap()[0].id;
+
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    assert_eq!(
+        first.stdout,
+        format!("job {new_job} queued for {LABELED_ISSUE} (delivery d-1.replay-1)\n")
+    );
+    assert_ne!(new_job, failed);
+    let original = store
+        .delivery("d-1")
+        .await
+        .unwrap()
+        .expect("the original stays");
+    assert_eq!(original.job_id, Some(failed));
+    let replayed = store
+        .delivery("d-1.replay-1")
+        .await
+        .unwrap()
+        .expect("stored");
+    assert_eq!(replayed.job_id, Some(new_job));
+    assert_eq!(replayed.delivery.payload, original.delivery.payload);
+    assert_eq!(replayed.delivery.event, "issues");
+    assert_eq!(
+        store.job_delivery(new_job).await.unwrap().map(|d| d.id),
+        Some("d-1.replay-1".to_owned()),
+        "the worker re-reads the replayed delivery"
+    );
+}
+
+#[tokio::test]
+async fn replaying_while_the_issue_has_an_active_job_joins_it() {
+    let operator = Operator::new().await;
+    let job = enqueue(&operator.store, &github_labeled("d-1"), &labeled_key()).await;
+
+    let first = operator.run(&["replay", "d-1"]);
+    let second = operator.run(&["replay", "d-1"]);
+
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    assert_eq!(
+        first.stdout,
+        format!(
+            "job {job} is already active for {LABELED_ISSUE}; delivery d-1.replay-1 joined it\n"
+        )
+    );
+    assert_eq!(
+        second.stdout,
+        format!(
+            "job {job} is already active for {LABELED_ISSUE}; delivery d-1.replay-2 joined it\n"
+        ),
+        "each replay is a delivery of its own"
+    );
+    assert_eq!(operator.store.jobs_list(10).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn replaying_a_delivery_that_is_no_longer_a_trigger_queues_nothing() {
+    let operator = Operator::with_trigger("auto-fix").await;
+    operator
+        .store
+        .record_delivery_and_enqueue(&github_labeled("d-1"), &labeled_key(), t0())
+        .await
+        .unwrap();
+
+    let replayed = operator.run(&["replay", "d-1"]);
+
+    assert_eq!(replayed.code, Some(1));
+    assert_eq!(
+        replayed.stderr,
+        "autofix replay: delivery d-1 is not a trigger event: label `bug` is not the trigger label `auto-fix`; nothing queued\n"
+    );
+    assert_eq!(operator.store.delivery("d-1.replay-1").await.unwrap(), None);
+    assert_eq!(operator.store.jobs_list(10).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn replaying_a_gitlab_delivery_uses_the_gitlab_parser() {
+    let operator = Operator::with_trigger("platform").await;
+    let delivery = Delivery {
+        id: "gl-1".to_owned(),
+        forge: "gitlab".to_owned(),
+        event: "Issue Hook".to_owned(),
+        received_at: t0(),
+        payload: fixture("gitlab/issue_hook.json"),
+    };
+    let key = JobKey::new("gitlab", "gitlabhq/gitlab-test", 23);
+    let job = enqueue(&operator.store, &delivery, &key).await;
+
+    let replayed = operator.run(&["replay", "gl-1"]);
+
+    assert_eq!(
+        replayed.stdout,
+        format!(
+            "job {job} is already active for gitlab:gitlabhq/gitlab-test#23; delivery gl-1.replay-1 joined it\n"
+        ),
+        "{}",
+        replayed.stderr
+    );
+}
+
+#[tokio::test]
+async fn replaying_a_delivery_that_is_not_stored_fails() {
+    let operator = Operator::new().await;
+
+    let replayed = operator.run(&["replay", "never-sent"]);
+
+    assert_eq!(replayed.code, Some(1));
+    assert_eq!(
+        replayed.stderr,
+        "autofix replay: no delivery \"never-sent\" is stored\n"
+    );
+}
+
+#[tokio::test]
+async fn replaying_a_stored_delivery_that_cannot_be_parsed_names_the_reason() {
+    let operator = Operator::new().await;
+    let mut garbled = github_labeled("d-garbled");
+    garbled.payload = b"{\"action\": ".to_vec();
+    operator
+        .store
+        .record_delivery_and_enqueue(&garbled, &labeled_key(), t0())
+        .await
+        .unwrap();
+
+    let replayed = operator.run(&["replay", "d-garbled"]);
+
+    assert_eq!(replayed.code, Some(1));
+    assert!(
+        replayed.stderr.starts_with(
+            "autofix replay: delivery \"d-garbled\" cannot be read: the request body is not JSON"
+        ),
+        "{}",
+        replayed.stderr
+    );
+    assert!(
+        replayed.stderr.ends_with("; nothing queued\n"),
+        "{}",
+        replayed.stderr
+    );
+}
+
+#[test]
+fn an_operator_command_refuses_to_create_a_store_at_a_missing_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo.db");
+    let config = dir.path().join("autofix.toml");
+    std::fs::write(
+        &config,
+        format!("[database]\nurl = {:?}\n", missing.display().to_string()),
+    )
+    .unwrap();
+
+    let listed = run_with_config(&["jobs", "list"], &config);
+
+    assert_eq!(listed.code, Some(1));
+    assert_eq!(
+        listed.stderr,
+        format!(
+            "autofix jobs: database.url: no job store at {}: the SQLite file does not exist (`autofix serve` creates it on first start)\n",
+            missing.display()
+        )
+    );
+    assert!(!missing.exists(), "no empty store is created");
+}
