@@ -4,8 +4,8 @@
 mod support;
 
 use support::bot::{
-    BotTester, FAILED_LABEL, FIXED_PY, TRIGGER, clamp_edit, files_containing, plan,
-    python_project, script_python_fix, triage,
+    BotTester, FAILED_LABEL, FIXED_PY, TRIGGER, clamp_edit, files_containing, plan, python_project,
+    script_python_fix, triage,
 };
 use support::deliveries;
 
@@ -29,29 +29,57 @@ async fn a_labelled_issue_becomes_a_merge_request_with_a_checklist_comment() {
     let mr = &merge_requests[0];
     assert_eq!(mr.head, "fix/7-clamp-ignores-its-bounds");
     assert_eq!(mr.base, "main");
-    assert_eq!(mr.title, "fix(calc): clamp values to both of their bounds");
+    assert_eq!(
+        mr.title,
+        "Draft: fix(calc): clamp values to both of their bounds"
+    );
+    assert!(mr.draft, "draft unless `.autofix.toml` says ready");
     assert!(mr.body.contains("Fixes #7"), "{}", mr.body);
-    assert!(mr.body.contains("| `python3 -m pytest -q -p no:cacheprovider` | passed |"), "{}", mr.body);
+    assert!(
+        mr.body
+            .contains("| `python3 -m pytest -q -p no:cacheprovider` | passed |"),
+        "{}",
+        mr.body
+    );
     assert_eq!(remote.read(&mr.head, "calc.py"), FIXED_PY);
     let message = remote.git(&["log", "-1", "--format=%B", &mr.head]);
-    assert!(message.starts_with("fix(calc): clamp values to both of their bounds"), "{message}");
+    assert!(
+        message.starts_with("fix(calc): clamp values to both of their bounds"),
+        "{message}"
+    );
     assert!(message.contains("Fixes #7"), "{message}");
-    assert!(message.contains("Signed-off-by: autofix <autofix@example.com>"), "{message}");
+    assert!(
+        message.contains("Signed-off-by: autofix <autofix@example.com>"),
+        "{message}"
+    );
 
     let comments = t.comments(PROJECT, 7);
-    assert_eq!(comments.len(), 1, "one status comment, edited in place: {comments:#?}");
-    assert!(comments[0].contains("- [x] Merge request opened"), "{}", comments[0]);
+    assert_eq!(
+        comments.len(),
+        1,
+        "one status comment, edited in place: {comments:#?}"
+    );
+    assert!(
+        comments[0].contains("- [x] Merge request opened"),
+        "{}",
+        comments[0]
+    );
     assert!(!t.labels(PROJECT, 7).contains(&FAILED_LABEL.to_owned()));
 
     let jobs = t.jobs().await;
     assert_eq!(jobs.len(), 1);
     assert_eq!(jobs[0].state.as_str(), "succeeded");
-    let token = secrecy::ExposeSecret::expose_secret(&t.gitlab_fake().token()).to_owned();
+    let token = t.token();
     assert!(
         files_containing(&t.workdir(), &token).is_empty(),
         "the token must never reach the disk"
     );
-    assert!(t.git.requests().iter().all(|request| !request.token_outside_basic_auth));
+    assert!(
+        t.git
+            .requests()
+            .iter()
+            .all(|request| !request.token_outside_basic_auth)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,10 +118,19 @@ async fn tests_that_still_fail_end_in_a_failure_report_a_label_and_no_branch() {
     let comments = t.comments(PROJECT, 8);
     assert_eq!(comments.len(), 1, "{comments:#?}");
     let report = &comments[0];
-    assert!(report.contains("autofix could not fix this issue"), "{report}");
+    assert!(
+        report.contains("autofix could not fix this issue"),
+        "{report}"
+    );
     assert!(report.contains("`VALIDATION_FAILED`"), "{report}");
-    assert!(report.contains("assert"), "the output tail is quoted: {report}");
-    assert!(report.contains(&format!("remove the `{TRIGGER}` label and add it again")), "{report}");
+    assert!(
+        report.contains("assert"),
+        "the output tail is quoted: {report}"
+    );
+    assert!(
+        report.contains(&format!("remove the `{TRIGGER}` label and add it again")),
+        "{report}"
+    );
     assert!(t.labels(PROJECT, 8).contains(&FAILED_LABEL.to_owned()));
     let jobs = t.jobs().await;
     assert_eq!(jobs[0].failure_code.as_deref(), Some("VALIDATION_FAILED"));
@@ -105,14 +142,22 @@ async fn a_reporter_who_labels_an_issue_gets_a_polite_no_and_nothing_runs() {
     t.repo(PROJECT, &python_project());
     let bob = t.reporter(PROJECT, "bob");
 
-    t.label_issue(PROJECT, 9, "clamp ignores its bounds", &bob).await;
+    t.label_issue(PROJECT, 9, "clamp ignores its bounds", &bob)
+        .await;
     t.run_until_idle().await;
 
     let comments = t.comments(PROJECT, 9);
     assert_eq!(comments.len(), 1, "{comments:#?}");
-    assert!(comments[0].contains("someone who can push"), "{}", comments[0]);
+    assert!(
+        comments[0].contains("someone who can push"),
+        "{}",
+        comments[0]
+    );
     assert!(t.change_requests(PROJECT).is_empty());
-    assert!(t.llm.requests().is_empty(), "no LLM work for a refused request");
+    assert!(
+        t.llm.requests().is_empty(),
+        "no LLM work for a refused request"
+    );
     assert!(!t.workdir().join("mirrors").exists(), "no git work either");
     let jobs = t.jobs().await;
     assert_eq!(jobs[0].failure_code.as_deref(), Some("PERMISSION_DENIED"));
@@ -159,6 +204,9 @@ async fn a_bot_account_is_refused_and_the_bot_itself_is_ignored() {
     let to_bot = t.comments(PROJECT, 10);
     assert_eq!(to_bot.len(), 1);
     assert!(to_bot[0].contains("is a bot account"), "{}", to_bot[0]);
-    assert!(t.comments(PROJECT, 11).is_empty(), "the bot never answers itself");
+    assert!(
+        t.comments(PROJECT, 11).is_empty(),
+        "the bot never answers itself"
+    );
     assert!(t.llm.requests().is_empty());
 }

@@ -34,11 +34,12 @@ pub fn known_secrets(config: &ServiceConfig) -> Redactor {
     redactor
 }
 
+/// The GitHub and the GitLab client, each when configured.
+type ForgeClients = (Option<Arc<dyn Forge>>, Option<Arc<dyn Forge>>);
+
 /// The forge clients the configuration asks for; a webhook without API credentials is refused
 /// at start-up, naming the keys, rather than failing every job later.
-fn forge_clients(
-    config: &ServiceConfig,
-) -> Result<(Option<Arc<dyn Forge>>, Option<Arc<dyn Forge>>), String> {
+fn forge_clients(config: &ServiceConfig) -> Result<ForgeClients, String> {
     let github = GitHubClient::from_config(&config.github)
         .map_err(|err| format!("github: {err}"))?
         .map(|client| Arc::new(client) as Arc<dyn Forge>);
@@ -46,9 +47,11 @@ fn forge_clients(
         .map_err(|err| format!("gitlab: {err}"))?
         .map(|client| Arc::new(client) as Arc<dyn Forge>);
     if github.is_none() && !config.github.all_webhook_secrets().is_empty() {
-        return Err("github.token or github.app_id: a GitHub webhook secret is set but no API \
+        return Err(
+            "github.token or github.app_id: a GitHub webhook secret is set but no API \
                     credentials, so no job could run"
-            .into());
+                .into(),
+        );
     }
     if gitlab.is_none() && !config.gitlab.all_webhook_secrets().is_empty() {
         return Err(
@@ -89,7 +92,8 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     let (github, gitlab) = forge_clients(&config)?;
     let identity = Identity::new(&config.git.author_name, &config.git.author_email)
         .map_err(|err| format!("git.author_name / git.author_email: {err}"))?;
-    let llm = crate::llm::provider(config.provider_config()).map_err(|err| format!("llm: {err}"))?;
+    let llm =
+        crate::llm::provider(config.provider_config()).map_err(|err| format!("llm: {err}"))?;
     let workdir = PathBuf::from(&config.workdir);
     std::fs::create_dir_all(&workdir)
         .map_err(|err| format!("workdir: cannot create {}: {err}", workdir.display()))?;
@@ -122,7 +126,9 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         tracing::warn!("no webhook secret is configured: every delivery will be refused (401)");
     }
     if config.llm.api_key.expose_secret().is_empty() {
-        tracing::info!("llm.api_key is empty: fine for local model servers, not for hosted vendors");
+        tracing::info!(
+            "llm.api_key is empty: fine for local model servers, not for hosted vendors"
+        );
     }
     let context = Arc::new(WorkerContext::new(
         store.clone(),
@@ -139,8 +145,13 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     tracing::info!(%address, "autofix serve: listening for webhooks");
     let served = server::serve(listener, server::router(state), server::shutdown_signal()).await;
     let _ = stop_workers.send(true);
-    if tokio::time::timeout(Duration::from_secs(30), pool).await.is_err() {
-        tracing::warn!("jobs still running after 30 s; their leases let another start take them over");
+    if tokio::time::timeout(Duration::from_secs(30), pool)
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "jobs still running after 30 s; their leases let another start take them over"
+        );
     }
     store.close().await;
     tracing::info!("autofix serve: stopped");

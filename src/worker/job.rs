@@ -429,7 +429,9 @@ impl JobRun {
                     .failure_stage
                     .clone()
                     .unwrap_or_else(|| "fix".into()),
-                code: summary.failure_code.unwrap_or(FailureCode::ValidationFailed),
+                code: summary
+                    .failure_code
+                    .unwrap_or(FailureCode::ValidationFailed),
                 reason: summary
                     .reason
                     .clone()
@@ -441,10 +443,7 @@ impl JobRun {
             .map(|loaded| loaded.config)
             .unwrap_or_default();
         let passed = summary.validation.len();
-        let detail = format!(
-            "{passed} command(s) passed, {} repair(s)",
-            summary.repairs
-        );
+        let detail = format!("{passed} command(s) passed, {} repair(s)", summary.repairs);
         self.checkpoint.fixed = Some(FixedChange {
             branch: branch.clone(),
             commit: commit.clone(),
@@ -475,12 +474,14 @@ impl JobRun {
             Ok(workspace) => workspace,
             Err(stop) => {
                 self.checkpoint.fixed = None;
-                self.save(stage, "worktree missing; redoing the fix").await?;
+                self.save(stage, "worktree missing; redoing the fix")
+                    .await?;
                 return Err(stop);
             }
         };
         let url = &request.repo.clone_url;
-        let tip = crate::git::remote_branch_tip(url, &branch, credentials).map_err(git_stop(stage))?;
+        let tip =
+            crate::git::remote_branch_tip(url, &branch, credentials).map_err(git_stop(stage))?;
         let ours = |sha: &CommitSha| {
             let sha = sha.to_string();
             Some(&sha) == self.checkpoint.push_intent.as_ref()
@@ -545,7 +546,7 @@ impl JobRun {
         let change = opened.change_request();
         self.checkpoint.change_request = Some((change.number, change.url.clone()));
         let word = change_request_word(request.repo.forge);
-        self.mark_done(Step::Opened, format!("{word} {}", change.url));
+        self.mark_done(Step::Opened, change.url.clone());
         self.save(stage, &format!("{word} {} open", change.url))
             .await
     }
@@ -603,7 +604,10 @@ impl JobRun {
                 tracing::error!(job = self.job.id, reason = %other.reason, "could not publish the failure");
                 JobEnd::Finished(Finish::Failed {
                     code: report.code.to_string(),
-                    error: format!("{} (and publishing it failed: {})", report.reason, other.reason),
+                    error: format!(
+                        "{} (and publishing it failed: {})",
+                        report.reason, other.reason
+                    ),
                 })
             }
         }
@@ -630,7 +634,11 @@ impl JobRun {
         self.checkpoint.status.outcome = Some(StatusOutcome::Failed(report.clone()));
         self.publish_status(forge, request).await?;
         forge
-            .add_label(&request.repo, request.issue, &self.ctx.settings.failed_label)
+            .add_label(
+                &request.repo,
+                request.issue,
+                &self.ctx.settings.failed_label,
+            )
             .await
             .map_err(forge_stop(stage))?;
         self.save(stage, "failure published").await
@@ -661,7 +669,9 @@ impl JobRun {
 
     /// Creates the status comment, or edits it in place once it exists.
     async fn publish_status(&mut self, forge: &dyn Forge, request: &Request) -> Result<(), Stop> {
-        let text = self.redactor.redact(&status_comment(&self.checkpoint.status));
+        let text = self
+            .redactor
+            .redact(&status_comment(&self.checkpoint.status));
         let stage = "status";
         if self.checkpoint.status_comment.is_none() && self.job.attempts > 1 {
             self.checkpoint.status_comment = self.find_status_comment(forge, request).await?;
@@ -722,9 +732,10 @@ impl JobRun {
         let status = &mut self.checkpoint.status;
         status.done.retain(|(done, _)| *done != step);
         status.done.push((step, detail));
-        status.current = Step::ALL.iter().copied().find(|candidate| {
-            !status.done.iter().any(|(done, _)| done == candidate)
-        });
+        status.current = Step::ALL
+            .iter()
+            .copied()
+            .find(|candidate| !status.done.iter().any(|(done, _)| done == candidate));
     }
 
     fn fixed(&self) -> Result<FixedChange, Stop> {
@@ -736,8 +747,7 @@ impl JobRun {
 
     /// Saves the checkpoint and notes the stage in the job's history; a lost lease ends this run.
     async fn save(&self, stage: &str, message: &str) -> Result<(), Stop> {
-        let text = serde_json::to_string(&self.checkpoint)
-            .expect("the checkpoint serialises");
+        let text = serde_json::to_string(&self.checkpoint).expect("the checkpoint serialises");
         let now = Utc::now();
         let store = &self.ctx.store;
         store

@@ -178,7 +178,9 @@ async fn record_end(
         JobEnd::Finished(finish) => {
             match finish {
                 Finish::Succeeded => tracing::info!("job succeeded"),
-                Finish::Failed { code, error } => tracing::info!(code, error, "job ended without a change"),
+                Finish::Failed { code, error } => {
+                    tracing::info!(code, error, "job ended without a change")
+                }
             }
             ctx.store.finish(id, owner, finish, now).await.map(drop)
         }
@@ -233,7 +235,9 @@ pub async fn run_pool(ctx: Arc<WorkerContext>, wake: Arc<Notify>, stop: watch::R
                 match run_one(&ctx, &owner).await {
                     Ok(Turn::Ran(_)) => continue,
                     Ok(Turn::Idle) => {}
-                    Err(error) => tracing::error!(%error, "the worker could not reach the job store"),
+                    Err(error) => {
+                        tracing::error!(%error, "the worker could not reach the job store")
+                    }
                 }
                 tokio::select! {
                     () = wake.notified() => {}

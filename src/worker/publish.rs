@@ -170,7 +170,11 @@ fn failure_section(failure: &FailureReport) -> String {
         failure.code,
         one_line(&failure.reason)
     );
-    if let Some(tail) = failure.output_tail.as_deref().filter(|t| !t.trim().is_empty()) {
+    if let Some(tail) = failure
+        .output_tail
+        .as_deref()
+        .filter(|t| !t.trim().is_empty())
+    {
         let fence = fence_for(tail);
         let _ = writeln!(
             text,
@@ -197,13 +201,20 @@ fn failure_section(failure: &FailureReport) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     /// The label was added by a bot account.
-    Bot { login: String },
+    Bot {
+        login: String,
+    },
     /// The person who added the label may not push to the repository.
-    NoPushRights { login: String, permission: String },
+    NoPushRights {
+        login: String,
+        permission: String,
+    },
     Closed,
     Locked,
     /// An autofix pull request for this issue is already open.
-    AlreadyOpen { url: String },
+    AlreadyOpen {
+        url: String,
+    },
 }
 
 impl Refusal {
@@ -332,11 +343,7 @@ fn one_line(text: &str) -> String {
 
 /// A code fence longer than any run of backticks in `text`, so the output cannot close it.
 fn fence_for(text: &str) -> String {
-    let longest = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     "`".repeat(longest.max(2) + 1)
 }
 
@@ -394,7 +401,10 @@ mod tests {
             })),
         };
         let text = status_comment(&view);
-        assert!(text.contains("````text"), "the fence outlasts the output's own: {text}");
+        assert!(
+            text.contains("````text"),
+            "the fence outlasts the output's own: {text}"
+        );
         insta::assert_snapshot!(text);
     }
 
@@ -440,7 +450,10 @@ mod tests {
             .map(|refusal| refusal_comment(refusal, "auto-fix", 5))
             .collect();
         for text in &all {
-            assert!(text.contains("`auto-fix`") || text.contains("already open"), "{text}");
+            assert!(
+                text.contains("`auto-fix`") || text.contains("already open"),
+                "{text}"
+            );
         }
         insta::assert_snapshot!(all.join("\n---\n"));
     }

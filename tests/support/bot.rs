@@ -168,7 +168,14 @@ impl BotTester {
         };
         let client = GitHubClient::new(config).expect("a GitHub client for the fake");
         let github: Arc<dyn Forge> = Arc::new(client);
-        Self::start(FakeForge::GitHub(forge), git, Some(github), None, GITHUB_TOKEN).await
+        Self::start(
+            FakeForge::GitHub(forge),
+            git,
+            Some(github),
+            None,
+            GITHUB_TOKEN,
+        )
+        .await
     }
 
     async fn start(
@@ -268,7 +275,9 @@ impl BotTester {
     pub fn token(&self) -> String {
         match &self.forge {
             FakeForge::GitHub(_) => GITHUB_TOKEN.to_owned(),
-            FakeForge::GitLab(fake) => secrecy::ExposeSecret::expose_secret(&fake.token()).to_owned(),
+            FakeForge::GitLab(fake) => {
+                secrecy::ExposeSecret::expose_secret(&fake.token()).to_owned()
+            }
         }
     }
 
@@ -281,7 +290,9 @@ impl BotTester {
                 fake.repo(path, "main", &url);
             }
             FakeForge::GitLab(fake) => {
-                fake.project(path).default_branch(Some("main")).clone_url(&url);
+                fake.project(path)
+                    .default_branch(Some("main"))
+                    .clone_url(&url);
             }
         }
         bare
@@ -488,7 +499,9 @@ pub fn files_containing(dir: &Path, needle: &str) -> Vec<PathBuf> {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            let Ok(kind) = entry.file_type() else { continue };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
             if kind.is_dir() {
                 stack.push(path);
             } else if kind.is_file()

@@ -1,0 +1,222 @@
+//! The bot on GitHub, end to end: a labelled issue becomes a pull request proven by pytest, or a
+//! failure report; strangers and bots are refused; a redelivered webhook does nothing twice.
+
+mod support;
+
+use support::bot::{
+    BotTester, FAILED_LABEL, FIXED_PY, TRIGGER, clamp_edit, files_containing, plan, python_project,
+    script_python_fix, triage,
+};
+use support::deliveries;
+
+const PROJECT: &str = "acme/widgets";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_labelled_issue_becomes_a_pull_request_with_a_checklist_comment() {
+    let t = BotTester::github().await;
+    let remote = t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+
+    let sent = t
+        .label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    assert_eq!(sent.status.as_u16(), 202, "{:?}", sent.answer);
+    t.run_until_idle().await;
+
+    let pull_requests = t.change_requests(PROJECT);
+    assert_eq!(pull_requests.len(), 1, "{pull_requests:#?}");
+    let pr = &pull_requests[0];
+    assert_eq!(pr.head, "fix/7-clamp-ignores-its-bounds");
+    assert_eq!(pr.base, "main");
+    assert_eq!(pr.title, "fix(calc): clamp values to both of their bounds");
+    assert!(pr.draft, "draft unless `.autofix.toml` says ready");
+    assert!(pr.body.contains("Fixes #7"), "{}", pr.body);
+    assert!(
+        pr.body
+            .contains("| `python3 -m pytest -q -p no:cacheprovider` | passed |"),
+        "{}",
+        pr.body
+    );
+    assert_eq!(remote.read(&pr.head, "calc.py"), FIXED_PY);
+    let message = remote.git(&["log", "-1", "--format=%B", &pr.head]);
+    assert!(
+        message.starts_with("fix(calc): clamp values to both of their bounds"),
+        "{message}"
+    );
+    assert!(message.contains("Fixes #7"), "{message}");
+    assert!(
+        message.contains("Signed-off-by: autofix <autofix@example.com>"),
+        "{message}"
+    );
+
+    let comments = t.comments(PROJECT, 7);
+    assert_eq!(
+        comments.len(),
+        1,
+        "one status comment, edited in place: {comments:#?}"
+    );
+    assert!(
+        comments[0].contains("- [x] Pull request opened"),
+        "{}",
+        comments[0]
+    );
+    insta::assert_snapshot!("pull_request_body", steady(&pr.body));
+    insta::assert_snapshot!("status_comment_after_success", steady(&comments[0]));
+    assert!(!t.labels(PROJECT, 7).contains(&FAILED_LABEL.to_owned()));
+
+    let jobs = t.jobs().await;
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].state.as_str(), "succeeded");
+    let token = t.token();
+    assert!(
+        files_containing(&t.workdir(), &token).is_empty(),
+        "the token must never reach the disk"
+    );
+    assert!(
+        t.git
+            .requests()
+            .iter()
+            .all(|request| !request.token_outside_basic_auth)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tests_that_still_fail_end_in_a_failure_report_a_label_and_no_branch() {
+    let t = BotTester::github().await;
+    let remote = t.repo(
+        PROJECT,
+        &[
+            ("calc.py", support::bot::BUGGY_PY),
+            ("test_calc.py", support::bot::PY_TEST),
+            (".gitignore", "__pycache__/\n"),
+            (
+                ".autofix.toml",
+                &format!("{}[repair]\nmax_attempts = 1\n", support::bot::PY_CONFIG),
+            ),
+        ],
+    );
+    let alice = t.maintainer(PROJECT, "alice");
+    let still_wrong = "def clamp(value, low, high):\n    return min(value, high)\n";
+    t.llm.reply_text_for_stage("triage", triage());
+    t.llm.reply_text_for_stage("plan", plan());
+    t.llm.reply_text_for_stage("edit", clamp_edit(still_wrong));
+    t.llm.reply_text_for_stage(
+        "repair",
+        format!(
+            "calc.py\n```\n<<<<<<< SEARCH\n{still_wrong}=======\n{still_wrong}>>>>>>> REPLACE\n```\n"
+        ),
+    );
+
+    t.label_issue(PROJECT, 8, "clamp ignores its lower bound", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    assert!(t.change_requests(PROJECT).is_empty());
+    assert_eq!(remote.branches(), ["main"], "no branch is left behind");
+    let comments = t.comments(PROJECT, 8);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let report = &comments[0];
+    assert!(
+        report.contains("autofix could not fix this issue"),
+        "{report}"
+    );
+    assert!(report.contains("`VALIDATION_FAILED`"), "{report}");
+    assert!(
+        report.contains("assert"),
+        "the output tail is quoted: {report}"
+    );
+    assert!(
+        report.contains(&format!("remove the `{TRIGGER}` label and add it again")),
+        "{report}"
+    );
+    assert!(t.labels(PROJECT, 8).contains(&FAILED_LABEL.to_owned()));
+    let jobs = t.jobs().await;
+    assert_eq!(jobs[0].failure_code.as_deref(), Some("VALIDATION_FAILED"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_triager_who_labels_an_issue_gets_a_polite_no_and_nothing_runs() {
+    let t = BotTester::github().await;
+    t.repo(PROJECT, &python_project());
+    let bob = t.reporter(PROJECT, "bob");
+
+    t.label_issue(PROJECT, 9, "clamp ignores its bounds", &bob)
+        .await;
+    t.run_until_idle().await;
+
+    let comments = t.comments(PROJECT, 9);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    assert!(
+        comments[0].contains("someone who can push"),
+        "{}",
+        comments[0]
+    );
+    assert!(t.change_requests(PROJECT).is_empty());
+    assert!(
+        t.llm.requests().is_empty(),
+        "no LLM work for a refused request"
+    );
+    assert!(!t.workdir().join("mirrors").exists(), "no git work either");
+    let jobs = t.jobs().await;
+    assert_eq!(jobs[0].failure_code.as_deref(), Some("PERMISSION_DENIED"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redelivered_webhook_and_a_second_label_make_one_pull_request() {
+    let t = BotTester::github().await;
+    t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+
+    let first = t
+        .label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    let again = t.redeliver(&first).await;
+    let second_label = t
+        .label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    assert_eq!(first.answer["status"], "queued");
+    assert_eq!(again.answer["status"], "duplicate");
+    assert_eq!(second_label.answer["status"], "already_queued");
+    t.run_until_idle().await;
+
+    assert_eq!(t.change_requests(PROJECT).len(), 1);
+    assert_eq!(t.comments(PROJECT, 7).len(), 1);
+    assert_eq!(t.jobs().await.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_account_is_refused_and_the_bot_itself_is_ignored() {
+    let t = BotTester::github().await;
+    t.repo(PROJECT, &python_project());
+    let renovate = deliveries::bot_account("renovate[bot]", 4242);
+    let itself = deliveries::person(support::bot::GITHUB_BOT, 77);
+
+    t.label_issue(PROJECT, 10, "clamp ignores its bounds", &renovate)
+        .await;
+    t.label_issue(PROJECT, 11, "clamp ignores its bounds", &itself)
+        .await;
+    t.run_until_idle().await;
+
+    let to_bot = t.comments(PROJECT, 10);
+    assert_eq!(to_bot.len(), 1);
+    assert!(to_bot[0].contains("is a bot account"), "{}", to_bot[0]);
+    assert!(
+        t.comments(PROJECT, 11).is_empty(),
+        "the bot never answers itself"
+    );
+    assert!(t.llm.requests().is_empty());
+}
+
+/// The text with what changes from run to run (durations, commit ids) replaced by placeholders.
+fn steady(text: &str) -> String {
+    let durations = regex::Regex::new(r"\b\d+(\.\d+)? (ms|s)\b").unwrap();
+    let commits = regex::Regex::new(r"\b[0-9a-f]{7,40}\b").unwrap();
+    let tokens = regex::Regex::new(r"\d+ in, \d+ out").unwrap();
+    let hosts = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
+    let text = durations.replace_all(text, "[duration]");
+    let text = commits.replace_all(&text, "[commit]");
+    let text = tokens.replace_all(&text, "[n] in, [n] out");
+    hosts.replace_all(&text, "[fake-forge]").into_owned()
+}
