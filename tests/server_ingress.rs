@@ -533,3 +533,43 @@ async fn the_server_stops_when_told_to_shut_down() {
         .expect("serve returns after the shutdown signal");
     assert!(finished.unwrap().is_ok());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn deliveries_arriving_together_for_distinct_issues_are_each_queued_once() {
+    let ingress = Arc::new(Ingress::start(GITHUB_TRIGGER).await);
+    let template: Value = serde_json::from_slice(&labeled()).unwrap();
+    let senders = (1..=40u64).map(|number| {
+        let ingress = Arc::clone(&ingress);
+        let mut payload = template.clone();
+        payload["issue"]["number"] = json!(number);
+        tokio::spawn(async move {
+            let body = serde_json::to_vec(&payload).unwrap();
+            // Every fourth issue is delivered twice under the same id, as GitHub's redelivery does.
+            let copies = if number % 4 == 0 { 2 } else { 1 };
+            let mut answers = Vec::new();
+            for _ in 0..copies {
+                answers.push(
+                    ingress
+                        .signed_github("issues", &format!("together-{number}"), &body)
+                        .await,
+                );
+            }
+            answers
+        })
+    });
+    let mut answers = Vec::new();
+    for sender in senders.collect::<Vec<_>>() {
+        answers.extend(sender.await.unwrap());
+    }
+
+    let queued = answers
+        .iter()
+        .filter(|(status, body)| *status == StatusCode::ACCEPTED && body["status"] == "queued")
+        .count();
+    let duplicates = answers
+        .iter()
+        .filter(|(status, body)| *status == StatusCode::OK && body["status"] == "duplicate")
+        .count();
+    assert_eq!((queued, duplicates), (40, 10), "{answers:?}");
+    assert_eq!(ingress.job_count().await, 40);
+}

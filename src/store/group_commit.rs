@@ -31,19 +31,14 @@ const CREATE_INCOMING: &str = "PRAGMA temp_store = MEMORY; \
     forge TEXT NOT NULL, event TEXT NOT NULL, repo TEXT NOT NULL, issue_number INTEGER NOT NULL, \
     dedupe_key TEXT NOT NULL, now INTEGER NOT NULL, fresh INTEGER NOT NULL DEFAULT 0, job_id INTEGER)";
 
-/// After the batch's rows, before its deliveries are stored: a request is fresh when its delivery
-/// is neither stored nor earlier in the batch.
-const MARK_FRESH: &str = ";
+/// After the batch's rows: a request is fresh when its delivery is neither stored nor earlier in
+/// the batch; the first fresh request per issue creates the job unless an active one holds the
+/// key; each fresh request learns its issue's active job. Then come the deliveries themselves,
+/// written once with their job (an UPDATE would rewrite each ~10 KB payload a second time).
+const DECIDE_JOBS: &str = ";
     UPDATE temp.incoming SET fresh = 1
      WHERE NOT EXISTS (SELECT 1 FROM main.deliveries stored WHERE stored.id = incoming.id)
        AND seq = (SELECT MIN(twin.seq) FROM temp.incoming twin WHERE twin.id = incoming.id);
-    INSERT INTO main.deliveries (id, forge, event, received_at, payload) ";
-
-/// After the deliveries: the first fresh request per issue creates the job unless an active one
-/// holds the key; every fresh delivery is linked to its issue's active job. The same outcomes, ids
-/// and history as [`dialect::sqlite::enqueue_in`] run once per request in arrival order.
-const CREATE_AND_LINK_JOBS: &str = "
-    ON CONFLICT (id) DO NOTHING;
     INSERT INTO main.jobs (forge, repo, issue_number, dedupe_key, state, attempts, run_after,
                            created_at, updated_at, origin_delivery)
     SELECT forge, repo, issue_number, dedupe_key, 'queued', 0, now, now, now, id
@@ -56,9 +51,16 @@ const CREATE_AND_LINK_JOBS: &str = "
                                         WHERE job.dedupe_key = incoming.dedupe_key
                                           AND job.state IN ('queued', 'running'))
      WHERE fresh = 1;
-    UPDATE main.deliveries SET job_id = (SELECT batch.job_id FROM temp.incoming batch
-                                          WHERE batch.id = deliveries.id AND batch.fresh = 1)
-     WHERE id IN (SELECT id FROM temp.incoming WHERE fresh = 1);
+    INSERT INTO main.deliveries (id, forge, event, received_at, payload, job_id)
+    SELECT column1, column2, column3, column4, column5,
+           (SELECT batch.job_id FROM temp.incoming batch WHERE batch.id = column1 AND batch.fresh = 1)
+      FROM (";
+
+/// After the deliveries' rows: the new jobs' first events, and each request's outcome. The same
+/// outcomes, ids and history as [`dialect::sqlite::enqueue_in`] run once per request in arrival
+/// order.
+const RECORD_AND_ANSWER: &str = ") WHERE true
+    ON CONFLICT (id) DO NOTHING;
     INSERT INTO main.job_events (job_id, at, stage, message)
     SELECT batch.job_id, batch.now, 'queued', 'delivery ' || batch.id || ' (' || batch.event || ')'
       FROM temp.incoming batch JOIN main.jobs job ON job.id = batch.job_id
@@ -221,7 +223,7 @@ async fn write_batch_at_once(
             .push_bind(request.key.dedupe_key())
             .push_bind(to_millis(request.now));
     });
-    script.push(MARK_FRESH);
+    script.push(DECIDE_JOBS);
     script.push_values(batch, |mut row, request| {
         let delivery = &request.delivery;
         row.push_bind(delivery.id.as_str())
@@ -230,7 +232,7 @@ async fn write_batch_at_once(
             .push_bind(to_millis(delivery.received_at))
             .push_bind(delivery.payload.as_slice());
     });
-    script.push(CREATE_AND_LINK_JOBS);
+    script.push(RECORD_AND_ANSWER);
     let decided: Vec<(bool, Option<i64>, Option<bool>)> = script
         .build_query_as()
         .fetch_all(&mut *conn)
