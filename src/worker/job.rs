@@ -260,9 +260,11 @@ impl JobRun {
         if self.checkpoint.fixed.is_none() {
             let workspace = self.fetch(forge, request, &credentials).await?;
             self.fix(request, &workspace).await?;
+            self.publish_status(forge, request).await?;
         }
         if self.checkpoint.pushed.is_none() {
             self.push(request, &credentials).await?;
+            self.publish_status(forge, request).await?;
         }
         if self.checkpoint.change_request.is_none() {
             self.open_change_request(forge, request).await?;

@@ -371,6 +371,11 @@ impl BotTester {
         self.deliver(&format!("story-delivery-{n}"), payload).await
     }
 
+    /// Sends later deliveries to another ingress (an `autofix serve` process) at `base`.
+    pub fn send_deliveries_to(&mut self, base: String) {
+        self.ingress = base;
+    }
+
     /// Sends `payload` as the forge would, signed, under `delivery_id`.
     pub async fn deliver(&self, delivery_id: &str, payload: Vec<u8>) -> Sent {
         let request = match &self.forge {

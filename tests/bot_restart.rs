@@ -1,0 +1,307 @@
+//! The real `autofix serve` process killed with SIGKILL between two stages of a job and started
+//! again: the restarted server finishes the job with exactly one branch, one pull request and one
+//! status comment, whatever the forge did with the request the dead server left in flight.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use autofix::store::{JobRecord, Store};
+use support::bot::{
+    BotTester, GITHUB_TOKEN, WEBHOOK_SECRET, accepted, clamp_edit, plan, python_project, triage,
+};
+use support::scripted_llm::Reply;
+
+const REPO: &str = "acme/widgets";
+const ISSUE: u64 = 7;
+const BRANCH: &str = "fix/7-clamp-ignores-its-bounds";
+/// Short, so the restarted server takes the dead one's job over within seconds.
+const LEASE_SECS: &str = "3";
+
+/// One `autofix serve` process with its state in `dir`.
+struct Serve {
+    child: Child,
+    base: String,
+}
+
+impl Serve {
+    fn start(t: &BotTester, dir: &Path, run: usize) -> Serve {
+        let port = free_port();
+        let log = std::fs::File::create(dir.join(format!("serve-{run}.log"))).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_autofix"))
+            .arg("serve")
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", dir)
+            .env("AUTOFIX__WORKDIR", dir.join("work"))
+            .env("AUTOFIX__DATABASE__URL", dir.join("autofix.db"))
+            .env("AUTOFIX__SERVER__LISTEN", format!("127.0.0.1:{port}"))
+            .env("AUTOFIX__GITHUB__API_URL", t.github_fake().api_url())
+            .env("AUTOFIX__GITHUB__TOKEN", GITHUB_TOKEN)
+            .env("AUTOFIX__GITHUB__WEBHOOK_SECRET", WEBHOOK_SECRET)
+            .env("AUTOFIX__LLM__PROVIDER", "anthropic")
+            .env("AUTOFIX__LLM__BASE_URL", t.llm.base_url())
+            .env("AUTOFIX__LLM__MODEL", "claude-story")
+            .env("AUTOFIX__LLM__API_KEY", "sk-ant-story-key")
+            .env("AUTOFIX__LLM__MAX_RETRIES", "0")
+            .env("AUTOFIX__BOT__LEASE_SECS", LEASE_SECS)
+            .env("AUTOFIX__BOT__POLL_INTERVAL_MS", "100")
+            .env("AUTOFIX__BOT__WORKERS", "1")
+            .env("AUTOFIX__GIT__AUTHOR_EMAIL", "autofix@example.com")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("autofix serve starts");
+        let serve = Serve {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        };
+        serve.wait_until_healthy(dir);
+        serve
+    }
+
+    fn wait_until_healthy(&self, dir: &Path) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            let probe = std::net::TcpStream::connect(self.base.trim_start_matches("http://"));
+            if probe.is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("autofix serve did not listen: {}", logs(dir));
+    }
+
+    /// SIGKILL: no shutdown handler, no flush, exactly what a crash or an OOM kill does.
+    fn kill(mut self) {
+        self.child.kill().expect("SIGKILL the server");
+        self.child.wait().expect("reap the server");
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn logs(dir: &Path) -> String {
+    let mut text = String::new();
+    for run in 1..=2 {
+        if let Ok(log) = std::fs::read_to_string(dir.join(format!("serve-{run}.log"))) {
+            text.push_str(&format!("\n--- serve run {run} ---\n{log}"));
+        }
+    }
+    text
+}
+
+async fn wait_for(what: &str, dir: &Path, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}: {}",
+            logs(dir)
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+async fn finished_job(dir: &Path) -> JobRecord {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let store = Store::open_existing(&dir.join("autofix.db").display().to_string())
+        .await
+        .expect("the server's store");
+    loop {
+        let jobs = store.jobs_list(10).await.expect("jobs");
+        if let Some(job) = jobs
+            .iter()
+            .find(|job| matches!(job.state.as_str(), "succeeded" | "failed"))
+        {
+            store.close().await;
+            return job.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the job never finished: {jobs:#?}{}",
+            logs(dir)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Where the first server dies.
+enum KillPoint {
+    /// While the status comment's POST is in flight (the forge still creates it).
+    PostingTheStatusComment,
+    /// While the model is asked to triage (after fetching, before any change).
+    AskingTheModel,
+    /// While the pull request's POST is in flight (the forge still opens it).
+    OpeningThePullRequest,
+    /// While the final status update is in flight.
+    ReportingSuccess,
+}
+
+async fn a_server_killed_then_restarted(point: KillPoint) {
+    let mut t = BotTester::github().await;
+    let remote = t.repo(REPO, &python_project());
+    let alice = t.maintainer(REPO, "alice");
+    let dir = tempfile::tempdir().unwrap();
+    let hold = Duration::from_millis(800);
+    let fake = t.github_fake();
+    match point {
+        KillPoint::AskingTheModel => {
+            t.llm.reply_for_stage(
+                "triage",
+                Reply::text(triage()).after(Duration::from_secs(30)),
+            );
+        }
+        KillPoint::PostingTheStatusComment => {
+            fake.delay_next("POST", "/issues/7/comments", hold, 1)
+        }
+        KillPoint::OpeningThePullRequest => fake.delay_next("POST", "/pulls", hold, 1),
+        // The pull request is held so the last status update can be held after it.
+        KillPoint::ReportingSuccess => fake.delay_next("POST", "/pulls", hold, 1),
+    }
+    for stage_reply in [
+        triage(),
+        plan(),
+        clamp_edit(support::bot::FIXED_PY),
+        accepted(),
+    ]
+    .into_iter()
+    .zip(["triage", "plan", "edit", "audit"])
+    {
+        t.llm.reply_text_for_stage(stage_reply.1, stage_reply.0);
+    }
+
+    let first = Serve::start(&t, dir.path(), 1);
+    t.send_deliveries_to(first.base.clone());
+    let sent = t
+        .label_issue(REPO, ISSUE, "clamp ignores its bounds", &alice)
+        .await;
+    assert_eq!(sent.status.as_u16(), 202, "{:?}", sent.answer);
+    match point {
+        KillPoint::AskingTheModel => {
+            wait_for("the triage request", dir.path(), || {
+                !t.llm.requests().is_empty()
+            })
+            .await;
+        }
+        KillPoint::ReportingSuccess => {
+            wait_for("the pull request's request", dir.path(), || {
+                t.github_fake().pending_delays() == 0
+            })
+            .await;
+            t.github_fake()
+                .delay_next("PATCH", "/issues/comments/", hold, 1);
+            wait_for("the last status update", dir.path(), || {
+                t.github_fake().pending_delays() == 0
+            })
+            .await;
+        }
+        _ => {
+            wait_for("the held request", dir.path(), || {
+                t.github_fake().pending_delays() == 0
+            })
+            .await;
+        }
+    }
+    first.kill();
+
+    let second = Serve::start(&t, dir.path(), 2);
+    let job = finished_job(dir.path()).await;
+    drop(second);
+
+    assert_eq!(
+        job.state.as_str(),
+        "succeeded",
+        "{job:#?}{}",
+        logs(dir.path())
+    );
+    let pulls = t.github_fake().pull_requests(REPO);
+    assert_eq!(pulls.len(), 1, "exactly one pull request: {pulls:#?}");
+    assert_eq!(pulls[0].head, BRANCH);
+    assert_eq!(
+        remote.branches(),
+        ["fix/7-clamp-ignores-its-bounds", "main"]
+    );
+    let status: Vec<String> = t
+        .comments(REPO, ISSUE)
+        .into_iter()
+        .filter(|body| body.contains("<!-- autofix:status job="))
+        .collect();
+    assert_eq!(status.len(), 1, "exactly one status comment: {status:#?}");
+    assert!(
+        status[0].contains("autofix opened a fix for this issue"),
+        "{}",
+        status[0]
+    );
+    let fake = t.github_fake();
+    match point {
+        KillPoint::PostingTheStatusComment => {
+            assert_eq!(
+                fake.count("POST", "/issues/7/comments"),
+                1,
+                "found again, not posted twice"
+            );
+        }
+        KillPoint::AskingTheModel => {
+            let triages = t
+                .llm
+                .requests()
+                .iter()
+                .filter(|r| r.stage.as_deref() == Some("triage"))
+                .count();
+            assert_eq!(
+                triages, 2,
+                "the dead server's question and the restarted server's"
+            );
+        }
+        KillPoint::OpeningThePullRequest => {
+            assert_eq!(
+                fake.count("POST", "/pulls"),
+                2,
+                "the second answer is 422: adopted"
+            );
+        }
+        KillPoint::ReportingSuccess => {
+            assert_eq!(
+                fake.count("POST", "/pulls"),
+                1,
+                "the restart goes straight to the report"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_posting_the_status_comment_the_restart_reuses_it() {
+    a_server_killed_then_restarted(KillPoint::PostingTheStatusComment).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_the_model_triages_the_restart_does_the_work_once() {
+    a_server_killed_then_restarted(KillPoint::AskingTheModel).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_opening_the_pull_request_the_restart_adopts_it() {
+    a_server_killed_then_restarted(KillPoint::OpeningThePullRequest).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_before_the_last_status_update_the_restart_finishes_it() {
+    a_server_killed_then_restarted(KillPoint::ReportingSuccess).await;
+}
