@@ -494,12 +494,12 @@ impl FakeGitHub {
         });
     }
 
-    /// Holds the next `times` matching requests back for `delay` before serving them.
     /// How many armed delays no request has reached yet.
     pub fn pending_delays(&self) -> usize {
         self.state().delays.iter().map(|delay| delay.times).sum()
     }
 
+    /// Holds the next `times` matching requests back for `delay` before serving them.
     pub fn delay_next(&self, method: &str, path_substring: &str, delay: Duration, times: usize) {
         self.state().delays.push(Delay {
             method: method.to_owned(),
