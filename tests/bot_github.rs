@@ -235,7 +235,11 @@ async fn an_issue_closed_before_the_job_ran_is_declined_politely() {
 
     let comments = t.comments(PROJECT, 12);
     assert_eq!(comments.len(), 1, "{comments:#?}");
-    assert!(comments[0].contains("this issue is closed"), "{}", comments[0]);
+    assert!(
+        comments[0].contains("this issue is closed"),
+        "{}",
+        comments[0]
+    );
     assert!(t.llm.requests().is_empty());
 }
 
@@ -255,8 +259,16 @@ async fn an_issue_with_an_open_autofix_pull_request_gets_no_second_one() {
 
     assert_eq!(t.change_requests(PROJECT).len(), 1);
     let comments = t.comments(PROJECT, 7);
-    assert_eq!(comments.len(), 2, "the status comment, then one refusal: {comments:#?}");
-    assert!(comments[1].contains("is already open for this issue"), "{}", comments[1]);
+    assert_eq!(
+        comments.len(),
+        2,
+        "the status comment, then one refusal: {comments:#?}"
+    );
+    assert!(
+        comments[1].contains("is already open for this issue"),
+        "{}",
+        comments[1]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -280,11 +292,23 @@ async fn a_forbidden_pull_request_deletes_the_pushed_branch_and_reports_why() {
     t.run_until_idle().await;
 
     assert!(t.change_requests(PROJECT).is_empty());
-    assert_eq!(remote.branches(), ["main"], "the pushed branch is deleted again");
+    assert_eq!(
+        remote.branches(),
+        ["main"],
+        "the pushed branch is deleted again"
+    );
     let comments = t.comments(PROJECT, 7);
     assert_eq!(comments.len(), 1);
-    assert!(comments[0].contains("Failed at `open` with `PERMISSION_DENIED`"), "{}", comments[0]);
-    assert!(comments[0].contains("Resource not accessible by integration"), "{}", comments[0]);
+    assert!(
+        comments[0].contains("Failed at `open` with `PERMISSION_DENIED`"),
+        "{}",
+        comments[0]
+    );
+    assert!(
+        comments[0].contains("Resource not accessible by integration"),
+        "{}",
+        comments[0]
+    );
     assert!(t.labels(PROJECT, 7).contains(&FAILED_LABEL.to_owned()));
 }
 
@@ -307,10 +331,24 @@ async fn a_forge_that_keeps_failing_puts_the_job_back_in_the_queue_with_nothing_
     t.run_until_idle().await;
 
     let jobs = t.jobs().await;
-    assert_eq!(jobs[0].state.as_str(), "queued", "waiting for its retry: {jobs:#?}");
+    assert_eq!(
+        jobs[0].state.as_str(),
+        "queued",
+        "waiting for its retry: {jobs:#?}"
+    );
     assert_eq!(jobs[0].attempts, 1);
-    assert!(jobs[0].last_error.as_deref().unwrap_or_default().contains("503"), "{jobs:#?}");
-    assert!(t.comments(PROJECT, 7).is_empty(), "nothing half-done to clean up");
+    assert!(
+        jobs[0]
+            .last_error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("503"),
+        "{jobs:#?}"
+    );
+    assert!(
+        t.comments(PROJECT, 7).is_empty(),
+        "nothing half-done to clean up"
+    );
     assert!(t.llm.requests().is_empty());
 }
 
@@ -332,7 +370,11 @@ async fn a_model_that_refuses_the_key_ends_in_an_llm_error_report() {
     t.run_until_idle().await;
 
     let comments = t.comments(PROJECT, 7);
-    assert!(comments[0].contains("Failed at `triage` with `LLM_ERROR`"), "{}", comments[0]);
+    assert!(
+        comments[0].contains("Failed at `triage` with `LLM_ERROR`"),
+        "{}",
+        comments[0]
+    );
     assert!(!comments[0].contains("sk-ant-story-key"));
     assert!(t.labels(PROJECT, 7).contains(&FAILED_LABEL.to_owned()));
 }

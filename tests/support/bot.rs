@@ -113,6 +113,7 @@ pub struct BotTester {
     pub store: Store,
     pub context: Arc<WorkerContext>,
     ingress: String,
+    wake: Arc<Notify>,
     workdir: tempfile::TempDir,
     client: reqwest::Client,
     sent: AtomicU64,
@@ -217,7 +218,8 @@ impl BotTester {
                 failed_label: FAILED_LABEL.into(),
                 workers: 1,
                 lease: Duration::from_secs(60),
-                poll_interval: Duration::from_millis(50),
+                // The shipped default: a new job must start through the ingress's wake-up.
+                poll_interval: Duration::from_secs(2),
                 max_attempts: 3,
                 default_validate_timeout: Duration::from_secs(120),
                 output_limit: 256 * 1024,
@@ -233,7 +235,7 @@ impl BotTester {
             body_limit: 5 * 1024 * 1024,
             read_timeout: Duration::from_secs(10),
             metrics: Arc::new(Metrics::default()),
-            job_queued: wake,
+            job_queued: wake.clone(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -251,6 +253,7 @@ impl BotTester {
             store,
             context,
             ingress,
+            wake,
             workdir,
             client: reqwest::Client::new(),
             sent: AtomicU64::new(0),
@@ -414,6 +417,17 @@ impl BotTester {
     /// Sends the same delivery again (a forge's redelivery).
     pub async fn redeliver(&self, sent: &Sent) -> Sent {
         self.deliver(&sent.delivery_id, sent.body.clone()).await
+    }
+
+    /// Starts the worker pool of `autofix serve` in the background (woken by the ingress).
+    pub fn start_workers(&self) -> tokio::sync::watch::Sender<bool> {
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        tokio::spawn(worker::run_pool(
+            self.context.clone(),
+            self.wake.clone(),
+            stopped,
+        ));
+        stop
     }
 
     /// Runs the worker until no job is runnable.
