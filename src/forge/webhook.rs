@@ -196,7 +196,8 @@ pub(crate) struct Wanted {
 }
 
 impl Wanted {
-    /// A value read whole when it is a scalar; of an object or array only its kind is kept.
+    /// A value read whole when it is a scalar; of an object or array only its kind is kept (as
+    /// the root: a body checked to be a JSON object, nothing of it read).
     pub(crate) const VALUE: Wanted = Wanted {
         keys: &[],
         items: None,
