@@ -77,6 +77,7 @@ fn main() {
         let ingress_figures =
             drive(&ingress, Arc::clone(&deliveries), 0..DELIVERIES, "ingress").await;
         let paced_range = DELIVERIES + WARMUP..DELIVERIES + WARMUP + PACED_DELIVERIES;
+        let paced_bare = pace(&bare, Arc::clone(&deliveries), paced_range.clone(), "paced").await;
         let paced_figures =
             pace(&ingress, Arc::clone(&deliveries), paced_range, "paced").await;
         let jobs = store.jobs_list(u32::MAX).await.expect("list jobs").len();
@@ -93,6 +94,8 @@ fn main() {
         println!(
             "paced, open loop: {PACED_DELIVERIES} deliveries at {PACED_RATE}/s, each sent on schedule"
         );
+        // The bare route's paced latency is the floor: the client's timer and scheduling on this machine.
+        report("bare axum 202 (no work)", &paced_bare);
         report("autofix ingress (SQLite)", &paced_figures);
         println!("jobs in the store afterwards: {jobs}");
     });

@@ -1,18 +1,16 @@
 //! GitHub's webhook edge: `X-Hub-Signature-256` verification over the raw body, the delivery
 //! id, and turning `issues`/`labeled` deliveries into [`BotEvent`]s.
 
-use reqwest::header::HeaderMap;
-use secrecy::SecretString;
-use serde_json::Value;
-
 use super::webhook::{
-    Fields, delivery_id_header, hmac_sha256_matches, parse_object, printable, same_label,
+    Fields, Wanted, delivery_id_header, hmac_sha256_matches, parse_object, printable, same_label,
     usable_secrets,
 };
 use super::{
     BotEvent, DeliveryId, ForgeKind, ForgeUser, IssueNumber, RepoRef, WebhookAuthError,
     WebhookParseError,
 };
+use reqwest::header::HeaderMap;
+use secrecy::SecretString;
 
 pub const SIGNATURE_HEADER: &str = "X-Hub-Signature-256";
 pub const SHA1_SIGNATURE_HEADER: &str = "X-Hub-Signature";
@@ -20,6 +18,62 @@ pub const EVENT_HEADER: &str = "X-GitHub-Event";
 pub const DELIVERY_HEADER: &str = "X-GitHub-Delivery";
 
 const SHA256_HEX_DIGITS: usize = 64;
+
+/// What [`parse_issues_event`] reads of an `issues` delivery; the rest is only checked to be JSON.
+const ISSUES_EVENT: Wanted = Wanted {
+    keys: &[
+        ("action", Wanted::VALUE),
+        ("label", NAMED),
+        (
+            "issue",
+            Wanted {
+                keys: &[
+                    ("number", Wanted::VALUE),
+                    ("title", Wanted::VALUE),
+                    ("body", Wanted::VALUE),
+                    (
+                        "labels",
+                        Wanted {
+                            keys: &[],
+                            items: Some(&NAMED),
+                        },
+                    ),
+                    ("state", Wanted::VALUE),
+                    ("locked", Wanted::VALUE),
+                ],
+                items: None,
+            },
+        ),
+        (
+            "repository",
+            Wanted {
+                keys: &[
+                    ("full_name", Wanted::VALUE),
+                    ("clone_url", Wanted::VALUE),
+                    ("default_branch", Wanted::VALUE),
+                ],
+                items: None,
+            },
+        ),
+        (
+            "sender",
+            Wanted {
+                keys: &[
+                    ("login", Wanted::VALUE),
+                    ("type", Wanted::VALUE),
+                    ("id", Wanted::VALUE),
+                ],
+                items: None,
+            },
+        ),
+    ],
+    items: None,
+};
+/// A label: only its name.
+const NAMED: Wanted = Wanted {
+    keys: &[("name", Wanted::VALUE)],
+    items: None,
+};
 
 /// Checks `X-Hub-Signature-256: sha256=<hex>` against the HMAC-SHA256 of the raw body under
 /// each configured secret in turn, so a secret can be rotated without dropping deliveries.
@@ -111,7 +165,13 @@ pub fn parse_event(
             header: EVENT_HEADER,
         });
     }
-    let payload = parse_object(body)?;
+    let wanted = if event == "issues" {
+        &ISSUES_EVENT
+    } else {
+        // Other events: the body must still be a JSON object, but nothing of it is read.
+        &Wanted::VALUE
+    };
+    let payload = parse_object(body, wanted)?;
     let fields = Fields::new(&payload);
     match event {
         "ping" => Ok(BotEvent::ignored(
@@ -174,7 +234,7 @@ fn sender(fields: &Fields<'_>) -> Result<ForgeUser, WebhookParseError> {
     let login = fields.str("sender.login")?;
     let is_bot_account = fields
         .optional("sender.type")?
-        .and_then(Value::as_str)
+        .and_then(|kind| kind.as_str())
         .is_some_and(|kind| kind == "Bot");
     Ok(ForgeUser {
         login: login.to_owned(),

@@ -5,7 +5,8 @@ use reqwest::header::HeaderMap;
 use secrecy::SecretString;
 
 use super::webhook::{
-    Fields, delivery_id_header, parse_object, printable, same_label, token_matches, usable_secrets,
+    Fields, Wanted, delivery_id_header, parse_object, printable, same_label, token_matches,
+    usable_secrets,
 };
 use super::{
     BotEvent, DeliveryId, ForgeKind, ForgeUser, IssueNumber, RepoRef, WebhookAuthError,
@@ -16,6 +17,66 @@ pub const TOKEN_HEADER: &str = "X-Gitlab-Token";
 pub const EVENT_HEADER: &str = "X-Gitlab-Event";
 pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
 pub const EVENT_UUID_HEADER: &str = "X-Gitlab-Event-UUID";
+
+/// What [`parse_issue_hook`] reads of an issue hook; the rest is only checked to be JSON.
+const ISSUE_HOOK: Wanted = Wanted {
+    keys: &[
+        (
+            "object_attributes",
+            Wanted {
+                keys: &[
+                    ("type", Wanted::VALUE),
+                    ("iid", Wanted::VALUE),
+                    ("title", Wanted::VALUE),
+                    ("description", Wanted::VALUE),
+                    ("state", Wanted::VALUE),
+                    ("discussion_locked", Wanted::VALUE),
+                ],
+                items: None,
+            },
+        ),
+        (
+            "changes",
+            Wanted {
+                keys: &[(
+                    "labels",
+                    Wanted {
+                        keys: &[("previous", TITLES), ("current", TITLES)],
+                        items: None,
+                    },
+                )],
+                items: None,
+            },
+        ),
+        (
+            "project",
+            Wanted {
+                keys: &[
+                    ("path_with_namespace", Wanted::VALUE),
+                    ("git_http_url", Wanted::VALUE),
+                    ("default_branch", Wanted::VALUE),
+                ],
+                items: None,
+            },
+        ),
+        (
+            "user",
+            Wanted {
+                keys: &[("username", Wanted::VALUE), ("id", Wanted::VALUE)],
+                items: None,
+            },
+        ),
+    ],
+    items: None,
+};
+/// A list of labels: only each one's title.
+const TITLES: Wanted = Wanted {
+    keys: &[],
+    items: Some(&Wanted {
+        keys: &[("title", Wanted::VALUE)],
+        items: None,
+    }),
+};
 
 /// GitLab does not sign the body: it echoes the secret token, which is compared in constant
 /// time against each configured secret (several, so a secret can be rotated).
@@ -69,15 +130,16 @@ pub fn parse_event(
             header: EVENT_HEADER,
         });
     }
-    let payload = parse_object(body)?;
-    let fields = Fields::new(&payload);
-    match event {
-        "Issue Hook" | "Confidential Issue Hook" => parse_issue_hook(&fields, trigger_label),
-        other => Ok(BotEvent::ignored(format!(
+    if !matches!(event, "Issue Hook" | "Confidential Issue Hook") {
+        // The body must still be a JSON object, but nothing of it is read.
+        parse_object(body, &Wanted::VALUE)?;
+        return Ok(BotEvent::ignored(format!(
             "`{}` events do not start jobs",
-            printable(other)
-        ))),
+            printable(event)
+        )));
     }
+    let payload = parse_object(body, &ISSUE_HOOK)?;
+    parse_issue_hook(&Fields::new(&payload), trigger_label)
 }
 
 fn parse_issue_hook(

@@ -4,12 +4,15 @@
 use hmac::{Hmac, KeyInit, Mac};
 use reqwest::header::HeaderMap;
 use secrecy::{ExposeSecret, SecretString};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use sha2::Sha256;
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::fmt;
 
 /// Deepest `{`/`[` nesting a delivery may have. Real payloads stay under 10; serde_json's own
-/// limit (128) would refuse deeper bodies too, but only after allocating the levels above it.
+/// limit (128) does not apply to the parts it skips, so the reader counts levels itself.
 pub const MAX_NESTING_DEPTH: usize = 64;
 
 /// Longest delivery id accepted; GitHub and GitLab send 36-character UUIDs.
@@ -183,96 +186,376 @@ pub(crate) fn printable(text: &str) -> String {
     text.chars().filter(|c| !c.is_control()).take(80).collect()
 }
 
-/// Parses a body that must be one JSON object, refusing deep nesting before serde sees it.
-pub(crate) fn parse_object(body: &[u8]) -> Result<Value, WebhookParseError> {
+/// Which parts of a payload an edge reads: the keys kept at each level of an object, and what is
+/// kept of each item of an array. Everything else is checked to be JSON and then skipped, so a
+/// ~10 KB delivery costs a scan instead of a tree of maps and strings.
+#[derive(Debug)]
+pub(crate) struct Wanted {
+    pub(crate) keys: &'static [(&'static str, Wanted)],
+    pub(crate) items: Option<&'static Wanted>,
+}
+
+impl Wanted {
+    /// A value read whole when it is a scalar; of an object or array only its kind is kept (as
+    /// the root: a body checked to be a JSON object, nothing of it read).
+    pub(crate) const VALUE: Wanted = Wanted {
+        keys: &[],
+        items: None,
+    };
+
+    fn key(&self, name: &str) -> Option<&(&'static str, Wanted)> {
+        self.keys.iter().find(|(key, _)| *key == name)
+    }
+}
+
+/// The wanted parts of a payload, borrowing its strings where they hold no escapes.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Node<'a> {
+    Null,
+    Bool(bool),
+    /// Any JSON number; `unsigned` holds it when it is a non-negative integer.
+    Number {
+        unsigned: Option<u64>,
+    },
+    Str(Cow<'a, str>),
+    /// The wanted items only (none when the items were not wanted).
+    Array(Vec<Node<'a>>),
+    /// The wanted keys only, in payload order; a repeated key's last value wins, as in serde_json.
+    Object(Vec<(&'static str, Node<'a>)>),
+}
+
+impl<'a> Node<'a> {
+    fn get(&self, key: &str) -> Option<&Node<'a>> {
+        match self {
+            Node::Object(entries) => entries
+                .iter()
+                .rev()
+                .find(|(name, _)| *name == key)
+                .map(|(_, value)| value),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match self {
+            Node::Str(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Node::Null => "null",
+            Node::Bool(_) => "boolean",
+            Node::Number { .. } => "number",
+            Node::Str(_) => "string",
+            Node::Array(_) => "array",
+            Node::Object(_) => "object",
+        }
+    }
+}
+
+/// Reads the `wanted` parts of a body that must be one JSON object. Nesting deeper than
+/// [`MAX_NESTING_DEPTH`] is refused as it is met, before anything is allocated for it.
+pub(crate) fn parse_object<'a>(
+    body: &'a [u8],
+    wanted: &'static Wanted,
+) -> Result<Node<'a>, WebhookParseError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(WebhookParseError::EmptyBody);
     }
-    check_nesting(body, MAX_NESTING_DEPTH)?;
-    let value: Value =
-        serde_json::from_slice(body).map_err(|error| WebhookParseError::NotJson {
-            message: error.to_string(),
-        })?;
-    if !value.is_object() {
-        return Err(WebhookParseError::NotAnObject {
-            found: kind_of(&value),
-        });
-    }
-    Ok(value)
-}
-
-/// One pass over the bytes counting brackets outside strings; no allocation, stops at the limit.
-fn check_nesting(body: &[u8], limit: usize) -> Result<(), WebhookParseError> {
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &byte in body {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > limit {
-                    return Err(WebhookParseError::TooDeep { limit });
+    // Checked whole up front because skipped strings are not decoded: a stored payload is text.
+    let text = std::str::from_utf8(body).map_err(|error| WebhookParseError::NotJson {
+        message: format!("invalid UTF-8 at byte {}", error.valid_up_to()),
+    })?;
+    let too_deep = Cell::new(false);
+    let seed = Pick {
+        wanted,
+        depth: 1,
+        too_deep: &too_deep,
+    };
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let node = seed
+        .deserialize(&mut reader)
+        .and_then(|node| reader.end().map(|()| node))
+        .map_err(|error| {
+            if too_deep.get() {
+                WebhookParseError::TooDeep {
+                    limit: MAX_NESTING_DEPTH,
+                }
+            } else {
+                WebhookParseError::NotJson {
+                    message: error.to_string(),
                 }
             }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
+        })?;
+    match node {
+        Node::Object(_) => Ok(node),
+        other => Err(WebhookParseError::NotAnObject {
+            found: other.kind(),
+        }),
     }
-    Ok(())
 }
 
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
+/// Reads one value at `depth` (the level an array or object here would open), keeping what
+/// `wanted` names and skipping the rest.
+#[derive(Clone, Copy)]
+struct Pick<'s> {
+    wanted: &'static Wanted,
+    depth: usize,
+    too_deep: &'s Cell<bool>,
+}
+
+impl Pick<'_> {
+    fn enter<E: de::Error>(&self) -> Result<(), E> {
+        if self.depth > MAX_NESTING_DEPTH {
+            self.too_deep.set(true);
+            return Err(E::custom("nesting too deep"));
+        }
+        Ok(())
+    }
+
+    fn skip(&self) -> Skip<'_> {
+        Skip {
+            depth: self.depth + 1,
+            too_deep: self.too_deep,
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Pick<'_> {
+    type Value = Node<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node<'de>, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Pick<'_> {
+    type Value = Node<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Node<'de>, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Node<'de>, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Node<'de>, E> {
+        Ok(Node::Bool(value))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Node<'de>, E> {
+        Ok(Node::Number {
+            unsigned: Some(value),
+        })
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Node<'de>, E> {
+        Ok(Node::Number {
+            unsigned: u64::try_from(value).ok(),
+        })
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Node<'de>, E> {
+        Ok(Node::Number { unsigned: None })
+    }
+
+    fn visit_borrowed_str<E>(self, value: &'de str) -> Result<Node<'de>, E> {
+        Ok(Node::Str(Cow::Borrowed(value)))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Node<'de>, E> {
+        Ok(Node::Str(Cow::Owned(value.to_owned())))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Node<'de>, E> {
+        Ok(Node::Str(Cow::Owned(value)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node<'de>, A::Error> {
+        self.enter()?;
+        let mut items = Vec::new();
+        match self.wanted.items {
+            Some(wanted) => {
+                let item = Pick {
+                    wanted,
+                    depth: self.depth + 1,
+                    ..self
+                };
+                while let Some(node) = seq.next_element_seed(item)? {
+                    items.push(node);
+                }
+            }
+            None => while seq.next_element_seed(self.skip())?.is_some() {},
+        }
+        Ok(Node::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node<'de>, A::Error> {
+        self.enter()?;
+        let mut entries = Vec::with_capacity(self.wanted.keys.len());
+        while let Some(key) = map.next_key_seed(WantedKey(self.wanted))? {
+            match key {
+                Some((name, wanted)) => {
+                    let value = Pick {
+                        wanted,
+                        depth: self.depth + 1,
+                        ..self
+                    };
+                    entries.push((*name, map.next_value_seed(value)?));
+                }
+                None => map.next_value_seed(self.skip())?,
+            }
+        }
+        Ok(Node::Object(entries))
+    }
+}
+
+/// An object key, matched against the wanted ones without being copied.
+struct WantedKey(&'static Wanted);
+
+impl<'de> DeserializeSeed<'de> for WantedKey {
+    type Value = Option<&'static (&'static str, Wanted)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for WantedKey {
+    type Value = Option<&'static (&'static str, Wanted)>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("an object key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(self.0.key(key))
+    }
+}
+
+/// Checks and skips one unwanted value, counting its nesting: serde_json's own skipping
+/// (`IgnoredAny`) accepts any depth.
+#[derive(Clone, Copy)]
+struct Skip<'s> {
+    depth: usize,
+    too_deep: &'s Cell<bool>,
+}
+
+impl<'de> DeserializeSeed<'de> for Skip<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Skip<'_> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.enter()?;
+        let item = self.inner();
+        while seq.next_element_seed(item)?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.enter()?;
+        let value = self.inner();
+        while map.next_key::<de::IgnoredAny>()?.is_some() {
+            map.next_value_seed(value)?;
+        }
+        Ok(())
+    }
+}
+
+impl Skip<'_> {
+    fn enter<E: de::Error>(&self) -> Result<(), E> {
+        if self.depth > MAX_NESTING_DEPTH {
+            self.too_deep.set(true);
+            return Err(E::custom("nesting too deep"));
+        }
+        Ok(())
+    }
+
+    fn inner(&self) -> Self {
+        Skip {
+            depth: self.depth + 1,
+            ..*self
+        }
     }
 }
 
 /// Named access into a payload, so every missing or mistyped field is reported by its path.
 pub(crate) struct Fields<'a> {
-    root: &'a Value,
+    root: &'a Node<'a>,
 }
 
 impl<'a> Fields<'a> {
-    pub(crate) fn new(root: &'a Value) -> Self {
+    pub(crate) fn new(root: &'a Node<'a>) -> Self {
         Fields { root }
     }
 
     /// The value at a dotted path; `None` when it or a parent is absent or null.
-    pub(crate) fn optional(&self, path: &str) -> Result<Option<&'a Value>, WebhookParseError> {
+    pub(crate) fn optional(&self, path: &str) -> Result<Option<&'a Node<'a>>, WebhookParseError> {
         let mut current = self.root;
         let mut walked = String::new();
         for key in path.split('.') {
             if !walked.is_empty() {
-                if !current.is_object() {
+                if !matches!(current, Node::Object(_)) {
                     return Err(wrong_type(&walked, "an object", current));
                 }
                 walked.push('.');
             }
             walked.push_str(key);
             match current.get(key) {
-                None | Some(Value::Null) => return Ok(None),
+                None | Some(Node::Null) => return Ok(None),
                 Some(next) => current = next,
             }
         }
         Ok(Some(current))
     }
 
-    pub(crate) fn required(&self, path: &str) -> Result<&'a Value, WebhookParseError> {
+    pub(crate) fn required(&self, path: &str) -> Result<&'a Node<'a>, WebhookParseError> {
         self.optional(path)?
             .ok_or_else(|| WebhookParseError::MissingField {
                 field: path.to_owned(),
@@ -297,26 +580,26 @@ impl<'a> Fields<'a> {
     }
 
     pub(crate) fn u64(&self, path: &str) -> Result<u64, WebhookParseError> {
-        let value = self.required(path)?;
-        value
-            .as_u64()
-            .ok_or_else(|| wrong_type(path, "a non-negative integer", value))
+        match self.required(path)? {
+            Node::Number {
+                unsigned: Some(number),
+            } => Ok(*number),
+            other => Err(wrong_type(path, "a non-negative integer", other)),
+        }
     }
 
     pub(crate) fn bool(&self, path: &str) -> Result<bool, WebhookParseError> {
-        let value = self.required(path)?;
-        value
-            .as_bool()
-            .ok_or_else(|| wrong_type(path, "a boolean", value))
+        match self.required(path)? {
+            Node::Bool(value) => Ok(*value),
+            other => Err(wrong_type(path, "a boolean", other)),
+        }
     }
 
     pub(crate) fn optional_bool(&self, path: &str) -> Result<Option<bool>, WebhookParseError> {
         match self.optional(path)? {
             None => Ok(None),
-            Some(value) => value
-                .as_bool()
-                .map(Some)
-                .ok_or_else(|| wrong_type(path, "a boolean", value)),
+            Some(Node::Bool(value)) => Ok(Some(*value)),
+            Some(other) => Err(wrong_type(path, "a boolean", other)),
         }
     }
 
@@ -327,9 +610,9 @@ impl<'a> Fields<'a> {
         name_key: &str,
     ) -> Result<Vec<String>, WebhookParseError> {
         let value = self.required(path)?;
-        let items = value
-            .as_array()
-            .ok_or_else(|| wrong_type(path, "an array", value))?;
+        let Node::Array(items) = value else {
+            return Err(wrong_type(path, "an array", value));
+        };
         items
             .iter()
             .enumerate()
@@ -365,10 +648,117 @@ impl WebhookParseError {
     }
 }
 
-fn wrong_type(path: &str, expected: &'static str, found: &Value) -> WebhookParseError {
+fn wrong_type(path: &str, expected: &'static str, found: &Node<'_>) -> WebhookParseError {
     WebhookParseError::WrongType {
         field: path.to_owned(),
         expected,
-        found: kind_of(found),
+        found: found.kind(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LABEL: Wanted = Wanted {
+        keys: &[(
+            "label",
+            Wanted {
+                keys: &[("name", Wanted::VALUE)],
+                items: None,
+            },
+        )],
+        items: None,
+    };
+
+    fn label_name(body: &str) -> Result<Option<String>, WebhookParseError> {
+        let node = parse_object(body.as_bytes(), &LABEL)?;
+        Ok(Fields::new(&node)
+            .optional_str("label.name")?
+            .map(str::to_owned))
+    }
+
+    #[test]
+    fn only_the_wanted_keys_are_kept_and_the_rest_is_still_checked() {
+        assert_eq!(
+            label_name(r#"{"other": {"a": [1, "x\n"]}, "label": {"name": "bug", "color": "f00"}}"#),
+            Ok(Some("bug".to_owned()))
+        );
+        let error = label_name(r#"{"other": [1, 2,], "label": {"name": "bug"}}"#).unwrap_err();
+        assert!(
+            matches!(&error, WebhookParseError::NotJson { message } if message.contains("line 1 column 17")),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_last_value_as_serde_json_does() {
+        assert_eq!(
+            label_name(r#"{"label": {"name": "first"}, "label": {"name": "last"}}"#),
+            Ok(Some("last".to_owned()))
+        );
+    }
+
+    #[test]
+    fn an_escaped_wanted_string_is_decoded() {
+        assert_eq!(
+            label_name(r#"{"label": {"name": "b\u00fcg \"x\""}}"#),
+            Ok(Some("büg \"x\"".to_owned()))
+        );
+    }
+
+    #[test]
+    fn a_body_that_is_not_utf8_is_refused_even_inside_a_skipped_string() {
+        let mut body = br#"{"other": "ok ", "label": {"name": "bug"}}"#.to_vec();
+        body[13] = 0xff;
+        assert_eq!(
+            parse_object(&body, &LABEL),
+            Err(WebhookParseError::NotJson {
+                message: "invalid UTF-8 at byte 13".to_owned()
+            })
+        );
+    }
+
+    #[test]
+    fn nesting_is_counted_in_skipped_and_in_wanted_parts_alike() {
+        let deep = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let too_deep = Err(WebhookParseError::TooDeep {
+            limit: MAX_NESTING_DEPTH,
+        });
+        // The root object is the first level.
+        let skipped_at_limit = format!(r#"{{"other": {}}}"#, deep(MAX_NESTING_DEPTH - 1));
+        assert_eq!(label_name(&skipped_at_limit), Ok(None));
+        let skipped_too_deep = format!(r#"{{"other": {}}}"#, deep(MAX_NESTING_DEPTH));
+        assert_eq!(label_name(&skipped_too_deep), too_deep);
+        let wanted_too_deep = format!(
+            r#"{{"label": {{"name": "bug", "x": {}}}}}"#,
+            deep(MAX_NESTING_DEPTH - 1)
+        );
+        assert_eq!(label_name(&wanted_too_deep), too_deep);
+    }
+
+    #[test]
+    fn a_number_is_unsigned_only_when_it_is_a_non_negative_integer() {
+        const NUMBER: Wanted = Wanted {
+            keys: &[("n", Wanted::VALUE)],
+            items: None,
+        };
+        let read = |text: &str| {
+            let body = format!(r#"{{"n": {text}}}"#);
+            let node = parse_object(body.as_bytes(), &NUMBER).unwrap();
+            Fields::new(&node).u64("n")
+        };
+        assert_eq!(read("42"), Ok(42));
+        for refused in ["-1", "4.0", "1e3"] {
+            assert_eq!(
+                read(refused),
+                Err(WebhookParseError::WrongType {
+                    field: "n".to_owned(),
+                    expected: "a non-negative integer",
+                    found: "number"
+                }),
+                "{refused}"
+            );
+        }
     }
 }

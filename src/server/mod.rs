@@ -116,10 +116,11 @@ async fn metrics_text(State(state): State<Shared>) -> Response {
         .into_response()
 }
 
-async fn github_webhook(State(state): State<Shared>, request: Request) -> Response {
+async fn github_webhook(State(state): State<Shared>, mut request: Request) -> Response {
     let forge = ForgeKind::GitHub;
     state.metrics.received(forge);
-    let headers = request.headers().clone();
+    // Reading the body needs only the body and the limit (an extension), not the headers.
+    let headers = std::mem::take(request.headers_mut());
     let body = match read_body(&state, request).await {
         Ok(body) => body,
         Err(refusal) => return refuse(&state, forge, refusal),
@@ -140,10 +141,10 @@ async fn github_webhook(State(state): State<Shared>, request: Request) -> Respon
 
 /// GitLab disables a hook after repeated 4xx answers, so only a failed authentication (or an
 /// oversized body) is one: an authentic delivery the bot cannot read is acknowledged as ignored.
-async fn gitlab_webhook(State(state): State<Shared>, request: Request) -> Response {
+async fn gitlab_webhook(State(state): State<Shared>, mut request: Request) -> Response {
     let forge = ForgeKind::GitLab;
     state.metrics.received(forge);
-    let headers = request.headers().clone();
+    let headers = std::mem::take(request.headers_mut());
     if let Err(error) = gitlab::verify_request(&state.gitlab_secrets, &headers) {
         return refuse(&state, forge, (StatusCode::UNAUTHORIZED, error.to_string()));
     }
@@ -198,24 +199,27 @@ async fn accept(
         BotEvent::IssueLabeled { repo, issue, .. } => (repo, issue),
     };
     let key = JobKey::for_issue(&repo, issue);
+    let received_at = Utc::now();
     let delivery = Delivery {
         id: delivery_id.as_str().to_owned(),
         forge: key.forge.clone(),
         event: event_name.to_owned(),
-        received_at: Utc::now(),
-        payload: body.to_vec(),
+        received_at,
+        // The body's only copy, unless hyper handed over a buffer nothing else shares.
+        payload: Vec::from(body),
     };
     let outcome = state
         .store
-        .record_delivery_and_enqueue(&delivery, &key, delivery.received_at)
+        .record_owned_delivery_and_enqueue(delivery, &key, received_at)
         .await;
     let issue_ref = key.dedupe_key();
+    let delivery_id = delivery_id.as_str();
     match outcome {
         Ok(EnqueueOutcome::NewJob(job)) => {
             state.metrics.outcome(forge, Outcome::Accepted);
             state.metrics.job_enqueued();
             state.job_queued.notify_one();
-            tracing::info!(job, issue = %issue_ref, delivery = %delivery.id, "job queued");
+            tracing::info!(job, issue = %issue_ref, delivery = %delivery_id, "job queued");
             reply(
                 StatusCode::ACCEPTED,
                 json!({"status": "queued", "job": job}),
@@ -223,7 +227,7 @@ async fn accept(
         }
         Ok(EnqueueOutcome::ActiveJobExists(job)) => {
             state.metrics.outcome(forge, Outcome::Accepted);
-            tracing::info!(job, issue = %issue_ref, delivery = %delivery.id, "joined the active job");
+            tracing::info!(job, issue = %issue_ref, delivery = %delivery_id, "joined the active job");
             reply(
                 StatusCode::ACCEPTED,
                 json!({"status": "already_queued", "job": job}),
@@ -231,12 +235,12 @@ async fn accept(
         }
         Ok(EnqueueOutcome::DuplicateDelivery) => {
             state.metrics.outcome(forge, Outcome::Duplicate);
-            tracing::info!(delivery = %delivery.id, "duplicate delivery");
+            tracing::info!(delivery = %delivery_id, "duplicate delivery");
             reply(StatusCode::OK, json!({"status": "duplicate"}))
         }
         Err(error) => {
             state.metrics.outcome(forge, Outcome::Failed);
-            tracing::error!(%error, delivery = %delivery.id, "the job store could not record a delivery");
+            tracing::error!(%error, delivery = %delivery_id, "the job store could not record a delivery");
             reply(
                 StatusCode::SERVICE_UNAVAILABLE,
                 json!({"status": "unavailable", "reason": "the job store could not record the delivery; retry later"}),

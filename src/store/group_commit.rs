@@ -110,14 +110,14 @@ impl GroupCommit {
     /// request's own, whatever happened to the others in the same batch.
     pub(super) async fn enqueue(
         &self,
-        delivery: &Delivery,
-        key: &JobKey,
+        delivery: Delivery,
+        key: JobKey,
         now: DateTime<Utc>,
     ) -> Answer {
         let (answer, answered) = oneshot::channel();
         let request = EnqueueRequest {
-            delivery: delivery.clone(),
-            key: key.clone(),
+            delivery,
+            key,
             now,
             answer,
         };

@@ -316,9 +316,30 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<EnqueueOutcome, StoreError> {
         match self {
-            Store::Sqlite(sqlite) => sqlite.enqueues.enqueue(delivery, key, now).await,
+            Store::Sqlite(sqlite) => {
+                sqlite
+                    .enqueues
+                    .enqueue(delivery.clone(), key.clone(), now)
+                    .await
+            }
             Store::Postgres(pool) => {
                 dialect::postgres::record_delivery_and_enqueue(pool, delivery, key, now).await
+            }
+        }
+    }
+
+    /// [`Store::record_delivery_and_enqueue`] for a caller done with `delivery`: the SQLite writer
+    /// takes it as is instead of copying its payload.
+    pub async fn record_owned_delivery_and_enqueue(
+        &self,
+        delivery: Delivery,
+        key: &JobKey,
+        now: DateTime<Utc>,
+    ) -> Result<EnqueueOutcome, StoreError> {
+        match self {
+            Store::Sqlite(sqlite) => sqlite.enqueues.enqueue(delivery, key.clone(), now).await,
+            Store::Postgres(pool) => {
+                dialect::postgres::record_delivery_and_enqueue(pool, &delivery, key, now).await
             }
         }
     }
@@ -511,4 +532,51 @@ pub(crate) fn from_millis(millis: i64) -> Result<DateTime<Utc>, StoreError> {
             what: "timestamp",
             value: millis.to_string(),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delivery(id: &str, payload: &[u8]) -> Delivery {
+        Delivery {
+            id: id.to_owned(),
+            forge: "github".to_owned(),
+            event: "issues".to_owned(),
+            received_at: from_millis(1_700_000_000_000).unwrap(),
+            payload: payload.to_vec(),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_owned_delivery_is_recorded_and_deduplicated_like_a_borrowed_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_sqlite(&dir.path().join("autofix.db"))
+            .await
+            .unwrap();
+        let key = JobKey::new("github", "octo/hello", 7);
+        let now = from_millis(1_700_000_000_000).unwrap();
+
+        let first = store
+            .record_owned_delivery_and_enqueue(delivery("d-1", b"{\"n\":1}"), &key, now)
+            .await
+            .unwrap();
+        let EnqueueOutcome::NewJob(job) = first else {
+            panic!("expected a new job, got {first:?}");
+        };
+        let again = store
+            .record_delivery_and_enqueue(&delivery("d-1", b"{\"n\":1}"), &key, now)
+            .await
+            .unwrap();
+        assert_eq!(again, EnqueueOutcome::DuplicateDelivery);
+        let joined = store
+            .record_owned_delivery_and_enqueue(delivery("d-2", b"{\"n\":2}"), &key, now)
+            .await
+            .unwrap();
+        assert_eq!(joined, EnqueueOutcome::ActiveJobExists(job));
+
+        let stored = store.delivery("d-1").await.unwrap().unwrap();
+        assert_eq!(stored.delivery.payload, b"{\"n\":1}");
+        assert_eq!(stored.job_id, Some(job));
+    }
 }
