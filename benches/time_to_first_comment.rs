@@ -2,7 +2,7 @@
 //! the real ingress, worker pool and GitHub client against the fake GitHub, and no LLM latency.
 
 #[path = "../tests/support/mod.rs"]
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 mod support;
 
 use std::time::{Duration, Instant};
