@@ -27,7 +27,17 @@ struct Serve {
 }
 
 impl Serve {
+    /// Starts the server, on another free port if the one picked was taken in between.
     fn start(t: &BotTester, dir: &Path, run: usize) -> Serve {
+        for _ in 0..5 {
+            if let Some(serve) = Self::try_start(t, dir, run) {
+                return serve;
+            }
+        }
+        panic!("autofix serve did not start: {}", logs(dir));
+    }
+
+    fn try_start(t: &BotTester, dir: &Path, run: usize) -> Option<Serve> {
         let port = free_port();
         let log = std::fs::File::create(dir.join(format!("serve-{run}.log"))).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_autofix"))
@@ -54,24 +64,36 @@ impl Serve {
             .stderr(log)
             .spawn()
             .expect("autofix serve starts");
-        let serve = Serve {
+        let mut serve = Serve {
             child,
             base: format!("http://127.0.0.1:{port}"),
         };
-        serve.wait_until_healthy(dir);
-        serve
+        serve.healthy().then_some(serve)
     }
 
-    fn wait_until_healthy(&self, dir: &Path) {
+    /// Whether this process (still running) answers `GET /healthz`.
+    fn healthy(&mut self) -> bool {
+        use std::io::{Read, Write};
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
-            let probe = std::net::TcpStream::connect(self.base.trim_start_matches("http://"));
-            if probe.is_ok() {
-                return;
+            if self.child.try_wait().ok().flatten().is_some() {
+                return false;
+            }
+            let address = self.base.trim_start_matches("http://");
+            if let Ok(mut stream) = std::net::TcpStream::connect(address) {
+                let _ = stream
+                    .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+                let mut answer = String::new();
+                let _ = stream.read_to_string(&mut answer);
+                if answer.starts_with("HTTP/1.1 200")
+                    && self.child.try_wait().ok().flatten().is_none()
+                {
+                    return true;
+                }
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        panic!("autofix serve did not listen: {}", logs(dir));
+        false
     }
 
     /// SIGKILL: no shutdown handler, no flush, exactly what a crash or an OOM kill does.
