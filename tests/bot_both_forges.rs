@@ -1,13 +1,30 @@
-//! Stories told the same way on GitHub and GitLab: failing tests end in a report, a label from
-//! someone who may not push is declined, and redeliveries never make a second change request.
+//! Stories told the same way on GitHub and GitLab: a labelled issue becomes a change request,
+//! failing tests end in a report, someone who may not push is declined, redeliveries do nothing twice.
 
 mod support;
 
 use support::bot::{
-    BotTester, FAILED_LABEL, TRIGGER, clamp_edit, plan, python_project, script_python_fix, triage,
+    BotTester, ChangeRequestSeen, FAILED_LABEL, FIXED_PY, TRIGGER, clamp_edit, files_containing,
+    plan, python_project, script_python_fix, triage,
 };
 
 const PROJECT: &str = "acme/widgets";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_labelled_issue_becomes_a_pull_request_on_github() {
+    let t = BotTester::github().await;
+    let title = "fix(calc): clamp values to both of their bounds";
+    let (pr, status) = a_labelled_issue_becomes_a_change_request(t, title, "Pull request").await;
+    insta::assert_snapshot!("pull_request_body", steady(&pr.body));
+    insta::assert_snapshot!("status_comment_after_success", steady(&status));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_labelled_issue_becomes_a_draft_merge_request_on_gitlab() {
+    let t = BotTester::gitlab().await;
+    let title = "Draft: fix(calc): clamp values to both of their bounds";
+    a_labelled_issue_becomes_a_change_request(t, title, "Merge request").await;
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch_on_github() {
@@ -136,4 +153,88 @@ async fn a_redelivery_and_a_second_label_make_one_change_request(t: BotTester) {
     assert_eq!(t.change_requests(PROJECT).len(), 1);
     assert_eq!(t.comments(PROJECT, 7).len(), 1);
     assert_eq!(t.jobs().await.len(), 1);
+}
+
+/// The happy path; returns the change request and the status comment for forge-specific checks.
+async fn a_labelled_issue_becomes_a_change_request(
+    t: BotTester,
+    title: &str,
+    word: &str,
+) -> (ChangeRequestSeen, String) {
+    let remote = t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+
+    let sent = t
+        .label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    assert_eq!(sent.status.as_u16(), 202, "{:?}", sent.answer);
+    t.run_until_idle().await;
+
+    let pull_requests = t.change_requests(PROJECT);
+    assert_eq!(pull_requests.len(), 1, "{pull_requests:#?}");
+    let pr = &pull_requests[0];
+    assert_eq!(pr.head, "fix/7-clamp-ignores-its-bounds");
+    assert_eq!(pr.base, "main");
+    assert_eq!(pr.title, title);
+    assert!(pr.draft, "draft unless `.autofix.toml` says ready");
+    assert!(pr.body.contains("Fixes #7"), "{}", pr.body);
+    assert!(
+        pr.body
+            .contains("| `python3 -m pytest -q -p no:cacheprovider` | passed |"),
+        "{}",
+        pr.body
+    );
+    assert_eq!(remote.read(&pr.head, "calc.py"), FIXED_PY);
+    let message = remote.git(&["log", "-1", "--format=%B", &pr.head]);
+    assert!(
+        message.starts_with("fix(calc): clamp values to both of their bounds"),
+        "{message}"
+    );
+    assert!(message.contains("Fixes #7"), "{message}");
+    assert!(
+        message.contains("Signed-off-by: autofix <autofix@example.com>"),
+        "{message}"
+    );
+
+    let comments = t.comments(PROJECT, 7);
+    assert_eq!(
+        comments.len(),
+        1,
+        "one status comment, edited in place: {comments:#?}"
+    );
+    assert!(
+        comments[0].contains(&format!("- [x] {word} opened")),
+        "{}",
+        comments[0]
+    );
+    assert!(!t.labels(PROJECT, 7).contains(&FAILED_LABEL.to_owned()));
+
+    let jobs = t.jobs().await;
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].state.as_str(), "succeeded");
+    let token = t.token();
+    assert!(
+        files_containing(&t.workdir(), &token).is_empty(),
+        "the token must never reach the disk"
+    );
+    assert!(
+        t.git
+            .requests()
+            .iter()
+            .all(|request| !request.token_outside_basic_auth)
+    );
+    (pr.clone(), comments[0].clone())
+}
+
+/// The text with what changes from run to run (durations, commit ids) replaced by placeholders.
+fn steady(text: &str) -> String {
+    let durations = regex::Regex::new(r"\b\d+(\.\d+)? (ms|s)\b").unwrap();
+    let commits = regex::Regex::new(r"\b[0-9a-f]{7,40}\b").unwrap();
+    let tokens = regex::Regex::new(r"\d+ in, \d+ out").unwrap();
+    let hosts = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
+    let text = durations.replace_all(text, "[duration]");
+    let text = commits.replace_all(&text, "[commit]");
+    let text = tokens.replace_all(&text, "[n] in, [n] out");
+    hosts.replace_all(&text, "[fake-forge]").into_owned()
 }
