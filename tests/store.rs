@@ -773,7 +773,7 @@ async fn a_failing_delivery_does_not_sink_the_others_written_in_the_same_batch()
 }
 
 #[test]
-fn a_store_whose_runtime_shut_down_says_its_writer_stopped() {
+fn a_store_keeps_recording_after_the_runtime_that_opened_it_shut_down() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("autofix.db");
     let opened_in = tokio::runtime::Runtime::new().unwrap();
@@ -785,13 +785,25 @@ fn a_store_whose_runtime_shut_down_says_its_writer_stopped() {
     let used_in = tokio::runtime::Runtime::new().unwrap();
     let enqueued =
         used_in.block_on(store.record_delivery_and_enqueue(&labelled("d-1"), &issue(7), t0()));
-    let pinged = used_in.block_on(store.ping());
 
-    for refused in [enqueued.map(drop), pinged] {
-        let message = refused.expect_err("the writer is gone").to_string();
+    assert!(
+        matches!(enqueued, Ok(EnqueueOutcome::NewJob(_))),
+        "the writer is a thread of its own, not a task of the first runtime: {enqueued:?}"
+    );
+    used_in
+        .block_on(store.ping())
+        .expect("the store still answers");
+}
+
+#[tokio::test]
+async fn an_in_memory_sqlite_url_is_refused_because_it_would_lose_the_jobs() {
+    for url in ["sqlite::memory:", "sqlite://file.db?mode=memory"] {
+        let refused = Store::open(url).await.expect_err("in-memory is refused");
         assert!(
-            message.starts_with("the SQLite writer task has stopped"),
-            "{message}"
+            refused
+                .to_string()
+                .starts_with("an in-memory SQLite store would lose every job"),
+            "{url}: {refused}"
         );
     }
 }

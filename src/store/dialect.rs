@@ -105,9 +105,9 @@ fn attempts(stored: i64) -> Result<u32, StoreError> {
     })
 }
 
-/// The first history entry of a job, naming the delivery that created it (SQLite's group commit
-/// words it the same way in SQL).
-fn queued_message(delivery: &Delivery) -> String {
+/// The first history entry of a job, naming the delivery that created it (on both dialects and in
+/// SQLite's enqueue writer).
+pub(super) fn queued_message(delivery: &Delivery) -> String {
     format!("delivery {} ({})", delivery.id, delivery.event)
 }
 
@@ -153,7 +153,7 @@ macro_rules! dialect {
                 Ok(())
             }
 
-            #[allow(dead_code, reason = "SQLite enqueues through its group-commit writer instead")]
+            #[allow(dead_code, reason = "SQLite enqueues through its writer thread (`enqueue_writer`) instead")]
             pub(in crate::store) async fn record_delivery_and_enqueue(
                 pool: &Pool<Db>,
                 delivery: &Delivery,

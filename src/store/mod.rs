@@ -2,7 +2,7 @@
 //! on an embedded SQLite file by default or on PostgreSQL when the database URL says `postgres://`.
 
 mod dialect;
-mod group_commit;
+mod enqueue_writer;
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -11,7 +11,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeZone, Utc};
 
 use crate::forge::{ForgeKind, IssueNumber, RepoRef};
-use group_commit::GroupCommit;
+use enqueue_writer::EnqueueWriter;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -53,9 +53,19 @@ pub enum StoreError {
     #[error("database holds an invalid {what}: {value:?}")]
     Corrupt { what: &'static str, value: String },
     #[error(
-        "the SQLite writer task has stopped (the runtime that opened the store shut down), so nothing can be recorded"
+        "an in-memory SQLite store would lose every job when the server stops: give database.url a file path"
     )]
+    InMemorySqlite,
+    #[error("database {context}: {source}")]
+    Sqlite {
+        context: &'static str,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("the SQLite writer has stopped, so nothing can be recorded")]
     WriterStopped,
+    #[error("the SQLite writer thread could not start: {0}")]
+    WriterNotStarted(String),
     #[error("database could not commit the batch of deliveries this one was written in: {0}")]
     BatchFailed(String),
 }
@@ -225,12 +235,12 @@ pub enum Store {
     Postgres(PgPool),
 }
 
-/// An SQLite file: a pool for reads and worker writes, and one writer task for webhook enqueues,
+/// An SQLite file: a pool for reads and worker writes, and one writer thread for webhook enqueues,
 /// because concurrent SQLite writers only queue on the file lock with a busy backoff.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
-    enqueues: GroupCommit,
+    enqueues: EnqueueWriter,
 }
 
 impl Store {
@@ -249,6 +259,9 @@ impl Store {
     async fn open_url(url: &str, create: bool) -> Result<Store, StoreError> {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             return Self::open_postgres(url).await;
+        }
+        if url.starts_with("sqlite:") && (url.contains(":memory:") || url.contains("mode=memory")) {
+            return Err(StoreError::InMemorySqlite);
         }
         let options = if url.starts_with("sqlite:") {
             SqliteConnectOptions::from_str(url).map_err(db("URL is invalid"))?
@@ -280,7 +293,7 @@ impl Store {
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
-            // The enqueue writer checkpoints in the background instead (see `group_commit`).
+            // The enqueue writer checkpoints in the background instead (see `enqueue_writer`).
             .pragma("wal_autocheckpoint", "0")
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
@@ -291,7 +304,7 @@ impl Store {
             .await
             .map_err(db("could not open the SQLite file"))?;
         sqlx::migrate!("migrations/sqlite").run(&pool).await?;
-        let enqueues = GroupCommit::start(&options, pool.clone()).await?;
+        let enqueues = EnqueueWriter::start(options.get_filename(), pool.clone())?;
         Ok(Store::Sqlite(SqliteStore { pool, enqueues }))
     }
 
