@@ -56,6 +56,86 @@ async fn a_redelivery_and_a_second_label_make_one_change_request_on_gitlab() {
     a_redelivery_and_a_second_label_make_one_change_request(BotTester::gitlab().await).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_an_earlier_run_left_behind_is_replaced_on_github() {
+    a_branch_an_earlier_run_left_behind_is_replaced(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_an_earlier_run_left_behind_is_replaced_on_gitlab() {
+    a_branch_an_earlier_run_left_behind_is_replaced(BotTester::gitlab().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn someone_elses_commit_on_the_branch_is_never_overwritten_on_github() {
+    someone_elses_commit_on_the_branch_is_never_overwritten(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn someone_elses_commit_on_the_branch_is_never_overwritten_on_gitlab() {
+    someone_elses_commit_on_the_branch_is_never_overwritten(BotTester::gitlab().await).await;
+}
+
+/// The branch the next fix of issue 7 is pushed to.
+const ISSUE_7_BRANCH: &str = "fix/7-clamp-ignores-its-bounds";
+
+async fn a_branch_an_earlier_run_left_behind_is_replaced(t: BotTester) {
+    let remote = t.repo(PROJECT, &python_project());
+    let stale = remote.commit(
+        ISSUE_7_BRANCH,
+        &[("calc.py", "# an earlier attempt\n")],
+        "fix(calc): an earlier attempt\n\nAutofix-Job: 3\n",
+    );
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+
+    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    let change_requests = t.change_requests(PROJECT);
+    assert_eq!(change_requests.len(), 1, "{change_requests:#?}");
+    assert_eq!(change_requests[0].head, ISSUE_7_BRANCH);
+    assert_eq!(remote.read(ISSUE_7_BRANCH, "calc.py"), FIXED_PY);
+    assert!(
+        change_requests[0].body.contains(&format!(
+            "Replaced the branch `{ISSUE_7_BRANCH}` an earlier autofix run left at {stale}."
+        )),
+        "the replacement is said: {}",
+        change_requests[0].body
+    );
+}
+
+async fn someone_elses_commit_on_the_branch_is_never_overwritten(t: BotTester) {
+    let remote = t.repo(PROJECT, &python_project());
+    let theirs = remote.commit(
+        ISSUE_7_BRANCH,
+        &[("NOTES.md", "my own notes on the fix\n")],
+        "docs: notes on the clamp fix",
+    );
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+
+    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    assert!(t.change_requests(PROJECT).is_empty());
+    assert_eq!(
+        remote.tip(ISSUE_7_BRANCH),
+        Some(theirs),
+        "their branch is untouched"
+    );
+    let comments = t.comments(PROJECT, 7);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    assert!(
+        comments[0].contains("Failed at `push` with `BRANCH_EXISTS`"),
+        "{}",
+        comments[0]
+    );
+    assert!(t.labels(PROJECT, 7).contains(&FAILED_LABEL.to_owned()));
+}
+
 async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch(t: BotTester) {
     let remote = t.repo(
         PROJECT,

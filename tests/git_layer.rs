@@ -583,6 +583,47 @@ fn a_branch_holding_only_this_jobs_commits_is_reused() {
 }
 
 #[test]
+fn a_branch_is_left_by_autofix_only_when_every_commit_beyond_main_is_an_autofix_commit() {
+    let repo = Repo::new();
+    let base = sha(&repo.head());
+    let main = branch("main");
+    let workspace = repo.workspace();
+    workspace
+        .prepare_branch(&branch("fix/42-parser"), &base, "job-3")
+        .unwrap();
+    repo.write("src/parser.rs", "fn parse() {}\n");
+    let earlier_run = workspace
+        .commit_all(
+            &job_message("handle empty input in parse", "job-3"),
+            &bot(),
+            &bot(),
+        )
+        .unwrap();
+    let touched_by_hand = sha(&repo.commit_file(
+        "NOTES.md",
+        "by hand\n",
+        "docs(notes): a person's note on the branch",
+    ));
+    repo.git(&["checkout", "-q", "main"]);
+
+    assert!(workspace.is_left_by_autofix(&earlier_run, &main).unwrap());
+    assert!(
+        workspace.is_left_by_autofix(&base, &main).unwrap(),
+        "a branch main already holds loses nothing when replaced"
+    );
+    assert!(
+        !workspace
+            .is_left_by_autofix(&touched_by_hand, &main)
+            .unwrap()
+    );
+    let never_fetched = sha("0123456789abcdef0123456789abcdef01234567");
+    assert!(
+        !workspace.is_left_by_autofix(&never_fetched, &main).unwrap(),
+        "a tip this copy does not hold cannot be vouched for"
+    );
+}
+
+#[test]
 fn an_existing_branch_with_no_commits_beyond_the_base_is_reused() {
     let repo = Repo::new();
     let base = repo.head();

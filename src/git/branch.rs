@@ -1,5 +1,6 @@
 //! The job's branch: `prepare_branch` creates it or reuses it when it holds only this job's
-//! commits (so a retried job lands on its own work), and `delete_branch` removes it again.
+//! commits (so a retried job lands on its own work), `delete_branch` removes it again, and
+//! `is_left_by_autofix` tells a branch an earlier run left behind from someone else's.
 
 use git2::Oid;
 
@@ -53,7 +54,8 @@ impl Workspace {
             .peel_to_commit()
             .map_err(GitError::git(format!("find the tip of branch {name}")))?
             .id();
-        let foreign = self.count_foreign_commits(head, base_commit.id(), job_id)?;
+        let foreign =
+            self.count_commits_lacking_trailer(head, base_commit.id(), |job| job == job_id)?;
         if foreign > 0 {
             return Err(GitError::BranchExists {
                 name: name.to_string(),
@@ -84,8 +86,36 @@ impl Workspace {
         Ok(true)
     }
 
-    /// Commits reachable from `head` but not from `base` that lack this job's trailer.
-    fn count_foreign_commits(&self, head: Oid, base: Oid, job_id: &str) -> Result<usize, GitError> {
+    /// Whether the branch at `tip` is one an earlier autofix run left behind, which a later run for
+    /// the same issue may replace: every commit on it that the local branch `base` lacks carries an
+    /// `Autofix-Job` trailer, whichever job's. A tip this copy does not hold (pushed since the
+    /// mirror was fetched) is not.
+    pub fn is_left_by_autofix(&self, tip: &CommitSha, base: &BranchName) -> Result<bool, GitError> {
+        let tip = match self.find_commit(tip) {
+            Ok(commit) => commit.id(),
+            Err(GitError::UnknownCommit { .. }) => return Ok(false),
+            Err(error) => return Err(error),
+        };
+        let Some(base_branch) = self.find_local_branch(base)? else {
+            return Ok(false);
+        };
+        let base = base_branch
+            .get()
+            .peel_to_commit()
+            .map_err(GitError::git(format!("find the tip of branch {base}")))?
+            .id();
+        let foreign = self.count_commits_lacking_trailer(tip, base, |job| !job.is_empty())?;
+        Ok(foreign == 0)
+    }
+
+    /// Commits reachable from `head` but not from `base` without an `Autofix-Job` trailer whose
+    /// value `accepts`.
+    fn count_commits_lacking_trailer(
+        &self,
+        head: Oid,
+        base: Oid,
+        accepts: impl Fn(&str) -> bool,
+    ) -> Result<usize, GitError> {
         let walk_error = GitError::git("walk the commits of the existing branch");
         let mut walk = self.repo.revwalk().map_err(&walk_error)?;
         walk.push(head).map_err(&walk_error)?;
@@ -94,7 +124,7 @@ impl Workspace {
         for oid in walk {
             let oid = oid.map_err(&walk_error)?;
             let commit = self.repo.find_commit(oid).map_err(&walk_error)?;
-            if !carries_job_trailer(commit.message(), job_id) {
+            if !carries_job_trailer(commit.message(), &accepts) {
                 foreign += 1;
             }
         }
@@ -111,8 +141,8 @@ impl Workspace {
     }
 }
 
-/// Trailer keys compare case-insensitively, as git's do; the value must be the job id exactly.
-fn carries_job_trailer(message: Option<&str>, job_id: &str) -> bool {
+/// Trailer keys compare case-insensitively, as git's do; the (trimmed) value must be one `accepts`.
+fn carries_job_trailer(message: Option<&str>, accepts: impl Fn(&str) -> bool) -> bool {
     let Some(message) = message else {
         return false;
     };
@@ -121,5 +151,5 @@ fn carries_job_trailer(message: Option<&str>, job_id: &str) -> bool {
     };
     trailers
         .iter()
-        .any(|(key, value)| key.eq_ignore_ascii_case(JOB_TRAILER) && value.trim() == job_id)
+        .any(|(key, value)| key.eq_ignore_ascii_case(JOB_TRAILER) && accepts(value.trim()))
 }

@@ -489,7 +489,17 @@ impl JobRun {
             Some(&sha) == self.checkpoint.push_intent.as_ref()
                 || Some(&sha) == self.checkpoint.pushed.as_ref()
         };
-        let expected = tip.filter(|tip| ours(tip));
+        let expected = match tip {
+            Some(tip) if ours(&tip) => Some(tip),
+            Some(tip) if self.left_by_earlier_run(&workspace, &tip)? => {
+                self.checkpoint.status.notes.push(format!(
+                    "Replaced the branch `{branch}` an earlier autofix run left at {tip}."
+                ));
+                Some(tip)
+            }
+            // Someone else's branch: the push is refused with `BRANCH_EXISTS`.
+            Some(_) | None => None,
+        };
         self.checkpoint.push_intent = Some(fixed.commit.clone());
         self.save(stage, &format!("pushing {} to {branch}", fixed.commit))
             .await?;
@@ -499,6 +509,18 @@ impl JobRun {
         self.mark_done(Step::Pushed, format!("`{branch}`"));
         self.save(stage, &format!("pushed {pushed} to {branch}"))
             .await
+    }
+
+    /// Whether the remote branch at `tip` holds only commits of earlier autofix jobs (a kept branch
+    /// of a failed run, or the branch of a closed or merged change request) and may be replaced.
+    fn left_by_earlier_run(&self, workspace: &Workspace, tip: &CommitSha) -> Result<bool, Stop> {
+        let Some(default_branch) = &self.checkpoint.default_branch else {
+            return Ok(false);
+        };
+        let base = BranchName::new(default_branch).map_err(git_stop("push"))?;
+        workspace
+            .is_left_by_autofix(tip, &base)
+            .map_err(git_stop("push"))
     }
 
     async fn open_change_request(
