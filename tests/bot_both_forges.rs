@@ -167,6 +167,7 @@ async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch(t: BotTeste
 
     assert!(t.change_requests(PROJECT).is_empty());
     assert_eq!(remote.branches(), ["main"], "no branch is left behind");
+    assert_the_working_copy_is_removed_and_the_artifacts_stay(&t).await;
     let comments = t.comments(PROJECT, 8);
     assert_eq!(comments.len(), 1, "{comments:#?}");
     let report = &comments[0];
@@ -277,6 +278,7 @@ async fn a_labelled_issue_becomes_a_change_request(
         "{message}"
     );
 
+    assert_the_working_copy_is_removed_and_the_artifacts_stay(&t).await;
     let comments = t.comments(PROJECT, 7);
     assert_eq!(
         comments.len(),
@@ -317,4 +319,16 @@ fn steady(text: &str) -> String {
     let text = commits.replace_all(&text, "[commit]");
     let text = tokens.replace_all(&text, "[n] in, [n] out");
     hosts.replace_all(&text, "[fake-forge]").into_owned()
+}
+
+/// A finished job leaves no working copy (nor what its validation built) in the workdir.
+async fn assert_the_working_copy_is_removed_and_the_artifacts_stay(t: &BotTester) {
+    let jobs = t.jobs().await;
+    assert_eq!(jobs.len(), 1, "{jobs:#?}");
+    let job_dir = t.workdir().join("jobs").join(jobs[0].id.to_string());
+    assert!(
+        !job_dir.join("worktree").exists(),
+        "the finished job's working copy is removed"
+    );
+    assert!(job_dir.join("artifacts").is_dir(), "its artifacts stay");
 }

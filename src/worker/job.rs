@@ -154,8 +154,20 @@ impl JobRun {
         }
     }
 
-    /// Runs the job from its checkpoint to an end.
+    /// Runs the job from its checkpoint to an end. A finished job's working copy (with whatever
+    /// its validation commands built) is removed; its artifacts stay for the operator.
     pub async fn run(mut self) -> JobEnd {
+        let end = self.run_stages().await;
+        if matches!(end, JobEnd::Finished(_)) {
+            let worktree = self.job_dir().join("worktree");
+            if let Err(reason) = remove_dir_if_present(&worktree) {
+                tracing::warn!(job = self.job.id, %reason, "could not remove the finished job's working copy");
+            }
+        }
+        end
+    }
+
+    async fn run_stages(&mut self) -> JobEnd {
         let request = match self.request().await {
             Ok(request) => request,
             Err(stop) => return self.stopped_before_forge(stop),
