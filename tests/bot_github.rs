@@ -3,7 +3,7 @@
 
 mod support;
 
-use support::bot::{BotTester, FAILED_LABEL, python_project, script_python_fix};
+use support::bot::{BotTester, FAILED_LABEL, FIXED_PY, python_project, script_python_fix};
 use support::deliveries;
 
 const PROJECT: &str = "acme/widgets";
@@ -187,4 +187,36 @@ async fn a_model_that_refuses_the_key_ends_in_an_llm_error_report() {
     );
     assert!(!comments[0].contains("sk-ant-story-key"));
     assert!(t.labels(PROJECT, 7).contains(&FAILED_LABEL.to_owned()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_github_app_opens_the_pull_request_as_its_bot_with_one_installation_token() {
+    let t = BotTester::github_app().await;
+    let remote = t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+
+    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    let pull_requests = t.change_requests(PROJECT);
+    assert_eq!(pull_requests.len(), 1, "{pull_requests:#?}");
+    assert_eq!(remote.read(&pull_requests[0].head, "calc.py"), FIXED_PY);
+    let github = t.github_fake();
+    let comments = github.comments(PROJECT, 7);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    assert_eq!(comments[0].author.login, "autofix-app[bot]");
+    assert_eq!(
+        github.count("POST", "/access_tokens"),
+        1,
+        "the installation token is fetched once and reused for the API and git"
+    );
+    assert!(
+        t.git
+            .requests()
+            .iter()
+            .all(|request| !request.token_outside_basic_auth),
+        "the token reached git only as Basic credentials"
+    );
 }

@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use super::deliveries::{self, Actor, LabeledIssue};
-use super::fake_github::FakeGitHub;
+use super::fake_github::{FakeGitHub, test_app_private_key};
 use super::fake_gitlab::FakeGitLab;
 use super::git_http::{BareRepo, GitHttpAuth, GitHttpServer};
 use super::scripted_llm::ScriptedLlm;
@@ -43,6 +43,10 @@ pub const FAILED_LABEL: &str = "automation-failed";
 pub const GITHUB_TOKEN: &str = "ghp_storyToken0123456789abcdefABCDEF";
 /// The user that token belongs to: the bot.
 pub const GITHUB_BOT: &str = "autofix-bot";
+pub const GITHUB_APP_ID: u64 = 424_242;
+pub const GITHUB_APP_SLUG: &str = "autofix-app";
+/// What the fake GitHub issues first for an App installation (its tokens are numbered).
+pub const FIRST_INSTALLATION_TOKEN: &str = "ghs_fakeinstallationtoken000000000001";
 
 /// The Python project the stories fix, validated by pytest.
 pub const BUGGY_PY: &str = "def clamp(value, low, high):\n    return value\n";
@@ -150,15 +154,29 @@ impl BotTester {
     pub async fn github() -> BotTester {
         let forge = FakeGitHub::start(axum::Router::new());
         forge.set_token(GITHUB_TOKEN, GITHUB_BOT);
+        let auth = GitHubAuth::Token(SecretString::from(GITHUB_TOKEN));
+        Self::github_with(forge, auth, GITHUB_TOKEN).await
+    }
+
+    /// The bot as a GitHub App installed on every repository of the fake: it signs a JWT, trades
+    /// it for an installation token, and that token (the fake's first) opens the git remotes.
+    pub async fn github_app() -> BotTester {
+        let forge = FakeGitHub::start(axum::Router::new());
+        forge.set_app(GITHUB_APP_ID, GITHUB_APP_SLUG);
+        let auth = GitHubAuth::App {
+            app_id: GITHUB_APP_ID,
+            private_key_pem: secrecy::SecretSlice::from(test_app_private_key()),
+        };
+        Self::github_with(forge, auth, FIRST_INSTALLATION_TOKEN).await
+    }
+
+    async fn github_with(forge: FakeGitHub, auth: GitHubAuth, git_token: &str) -> BotTester {
         let git = GitHttpServer::start(GitHttpAuth {
             username: "x-access-token".into(),
-            token: GITHUB_TOKEN.into(),
+            token: git_token.into(),
             read_only_token: None,
         });
-        let mut config = GitHubClientConfig::new(
-            forge.api_url(),
-            GitHubAuth::Token(SecretString::from(GITHUB_TOKEN)),
-        );
+        let mut config = GitHubClientConfig::new(forge.api_url(), auth);
         config.timeout = Duration::from_secs(10);
         config.retry = GitHubRetry {
             max_attempts: 3,
@@ -169,14 +187,7 @@ impl BotTester {
         };
         let client = GitHubClient::new(config).expect("a GitHub client for the fake");
         let github: Arc<dyn Forge> = Arc::new(client);
-        Self::start(
-            FakeForge::GitHub(forge),
-            git,
-            Some(github),
-            None,
-            GITHUB_TOKEN,
-        )
-        .await
+        Self::start(FakeForge::GitHub(forge), git, Some(github), None, git_token).await
     }
 
     async fn start(
