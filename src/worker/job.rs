@@ -504,9 +504,12 @@ impl JobRun {
         let expected = match tip {
             Some(tip) if ours(&tip) => Some(tip),
             Some(tip) if self.left_by_earlier_run(&workspace, &tip)? => {
-                self.checkpoint.status.notes.push(format!(
-                    "Replaced the branch `{branch}` an earlier autofix run left at {tip}."
-                ));
+                let note =
+                    format!("Replaced the branch `{branch}` an earlier autofix run left at {tip}.");
+                // A push retried after a restart finds the same stale tip: say it once.
+                if !self.checkpoint.status.notes.contains(&note) {
+                    self.checkpoint.status.notes.push(note);
+                }
                 Some(tip)
             }
             // Someone else's branch: the push is refused with `BRANCH_EXISTS`.
