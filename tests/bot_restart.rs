@@ -163,12 +163,18 @@ async fn finished_job(dir: &Path) -> JobRecord {
     }
 }
 
-/// Where the first server dies.
+/// Where the first server dies, in the order a job reaches them.
 enum KillPoint {
+    /// While the labeller's permission is asked for (before anything is written anywhere).
+    CheckingThePermission,
     /// While the status comment's POST is in flight (the forge still creates it).
     PostingTheStatusComment,
     /// While the model is asked to triage (after fetching, before any change).
     AskingTheModel,
+    /// While the reviewer reads the change: edited and validated in the worktree, not committed.
+    ReviewingTheChange,
+    /// While the remote receives the branch (its `pre-receive` hook still runs, so the push may land).
+    PushingTheBranch,
     /// While the pull request's POST is in flight (the forge still opens it).
     OpeningThePullRequest,
     /// While the final status update is in flight.
@@ -182,13 +188,35 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
     let dir = tempfile::tempdir().unwrap();
     let hold = Duration::from_millis(800);
     let fake = t.github_fake();
+    let push_started = dir.path().join("push-started");
     match point {
+        KillPoint::CheckingThePermission => {
+            fake.delay_next("GET", "/collaborators/alice/permission", hold, 1)
+        }
         KillPoint::AskingTheModel => {
             t.llm.reply_for_stage(
                 "triage",
                 Reply::text(triage()).after(Duration::from_secs(30)),
             );
         }
+        KillPoint::ReviewingTheChange => {
+            // The dead server's triage, plan and edit; its review never comes back.
+            t.llm.reply_text_for_stage("triage", triage());
+            t.llm.reply_text_for_stage("plan", plan());
+            t.llm
+                .reply_text_for_stage("edit", clamp_edit(support::bot::FIXED_PY));
+            t.llm.reply_for_stage(
+                "audit",
+                Reply::text(accepted()).after(Duration::from_secs(30)),
+            );
+        }
+        KillPoint::PushingTheBranch => remote.install_hook(
+            "pre-receive",
+            &format!(
+                "#!/bin/sh\ncat >/dev/null\nif [ ! -e '{0}' ]; then : > '{0}'; sleep 1; fi\n",
+                push_started.display()
+            ),
+        ),
         KillPoint::PostingTheStatusComment => {
             fake.delay_next("POST", "/issues/7/comments", hold, 1)
         }
@@ -220,6 +248,12 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
                 !t.llm.requests().is_empty()
             })
             .await;
+        }
+        KillPoint::ReviewingTheChange => {
+            wait_for("the review request", dir.path(), || asked(&t, "audit") == 1).await;
+        }
+        KillPoint::PushingTheBranch => {
+            wait_for("the push", dir.path(), || push_started.exists()).await;
         }
         KillPoint::ReportingSuccess => {
             wait_for("the pull request's request", dir.path(), || {
@@ -272,6 +306,14 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
     );
     let fake = t.github_fake();
     match point {
+        KillPoint::CheckingThePermission => {
+            assert_eq!(
+                fake.count("GET", "/collaborators/alice/permission"),
+                2,
+                "asked again by the restarted server"
+            );
+            assert_eq!(asked(&t, "triage"), 1, "no work before the restart");
+        }
         KillPoint::PostingTheStatusComment => {
             assert_eq!(
                 fake.count("POST", "/issues/7/comments"),
@@ -280,16 +322,32 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
             );
         }
         KillPoint::AskingTheModel => {
-            let triages = t
-                .llm
-                .requests()
-                .iter()
-                .filter(|r| r.stage.as_deref() == Some("triage"))
-                .count();
             assert_eq!(
-                triages, 2,
+                asked(&t, "triage"),
+                2,
                 "the dead server's question and the restarted server's"
             );
+        }
+        KillPoint::ReviewingTheChange => {
+            assert_eq!(
+                asked(&t, "edit"),
+                2,
+                "the uncommitted change is made again in a fresh worktree"
+            );
+            assert_eq!(
+                remote
+                    .git(&["rev-list", "--count", &format!("main..{BRANCH}")])
+                    .trim(),
+                "1"
+            );
+        }
+        KillPoint::PushingTheBranch => {
+            assert_eq!(
+                asked(&t, "edit"),
+                1,
+                "the committed change is pushed, not redone"
+            );
+            assert_eq!(fake.count("POST", "/pulls"), 1);
         }
         KillPoint::OpeningThePullRequest => {
             assert_eq!(
@@ -308,6 +366,20 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
     }
 }
 
+/// How many times the model was asked for `stage`.
+fn asked(t: &BotTester, stage: &str) -> usize {
+    t.llm
+        .requests()
+        .iter()
+        .filter(|request| request.stage.as_deref() == Some(stage))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_checking_the_labellers_permission_the_restart_asks_again() {
+    a_server_killed_then_restarted(KillPoint::CheckingThePermission).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_while_posting_the_status_comment_the_restart_reuses_it() {
     a_server_killed_then_restarted(KillPoint::PostingTheStatusComment).await;
@@ -316,6 +388,16 @@ async fn killed_while_posting_the_status_comment_the_restart_reuses_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_while_the_model_triages_the_restart_does_the_work_once() {
     a_server_killed_then_restarted(KillPoint::AskingTheModel).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_the_change_is_reviewed_the_restart_makes_it_again_in_a_fresh_worktree() {
+    a_server_killed_then_restarted(KillPoint::ReviewingTheChange).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_pushing_the_branch_the_restart_pushes_the_same_commit_without_redoing_it() {
+    a_server_killed_then_restarted(KillPoint::PushingTheBranch).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
