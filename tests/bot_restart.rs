@@ -171,6 +171,8 @@ enum KillPoint {
     PostingTheStatusComment,
     /// While the model is asked to triage (after fetching, before any change).
     AskingTheModel,
+    /// While the repository's tests run on the change (they hang until the server is killed).
+    ValidatingTheChange,
     /// While the reviewer reads the change: edited and validated in the worktree, not committed.
     ReviewingTheChange,
     /// While the remote receives the branch (its `pre-receive` hook still runs, so the push may land).
@@ -183,9 +185,14 @@ enum KillPoint {
 
 async fn a_server_killed_then_restarted(point: KillPoint) {
     let mut t = BotTester::github().await;
-    let remote = t.repo(REPO, &python_project());
-    let alice = t.maintainer(REPO, "alice");
     let dir = tempfile::tempdir().unwrap();
+    let validation_hangs = dir.path().join("validation-hangs");
+    let validation_pid = dir.path().join("validation-pid");
+    let conftest = hanging_conftest(&validation_hangs, &validation_pid);
+    let mut files = python_project();
+    files.push(("conftest.py", &conftest));
+    let remote = t.repo(REPO, &files);
+    let alice = t.maintainer(REPO, "alice");
     let hold = Duration::from_millis(800);
     let fake = t.github_fake();
     let push_started = dir.path().join("push-started");
@@ -198,6 +205,14 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
                 "triage",
                 Reply::text(triage()).after(Duration::from_secs(30)),
             );
+        }
+        KillPoint::ValidatingTheChange => {
+            std::fs::write(&validation_hangs, "").unwrap();
+            // The dead server's triage, plan and edit; its validation never ends.
+            t.llm.reply_text_for_stage("triage", triage());
+            t.llm.reply_text_for_stage("plan", plan());
+            t.llm
+                .reply_text_for_stage("edit", clamp_edit(support::bot::FIXED_PY));
         }
         KillPoint::ReviewingTheChange => {
             // The dead server's triage, plan and edit; its review never comes back.
@@ -249,6 +264,9 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
             })
             .await;
         }
+        KillPoint::ValidatingTheChange => {
+            wait_for("the validation", dir.path(), || validation_pid.exists()).await;
+        }
         KillPoint::ReviewingTheChange => {
             wait_for("the review request", dir.path(), || asked(&t, "audit") == 1).await;
         }
@@ -275,6 +293,13 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
         }
     }
     first.kill();
+    if let KillPoint::ValidatingTheChange = point {
+        let pid = std::fs::read_to_string(&validation_pid).unwrap();
+        wait_for("the orphaned validation to die", dir.path(), || {
+            !process_runs(pid.trim())
+        })
+        .await;
+    }
 
     let second = Serve::start(&t, dir.path(), 2);
     let job = finished_job(dir.path()).await;
@@ -328,6 +353,9 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
                 "the dead server's question and the restarted server's"
             );
         }
+        KillPoint::ValidatingTheChange => {
+            assert_eq!(asked(&t, "edit"), 2, "validated again after the restart");
+        }
         KillPoint::ReviewingTheChange => {
             assert_eq!(
                 asked(&t, "edit"),
@@ -366,6 +394,29 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
     }
 }
 
+/// A `conftest.py` that, while `hangs` exists, removes it, writes pytest's pid to `pid` and sleeps:
+/// the first validation hangs, the next one runs.
+fn hanging_conftest(hangs: &Path, pid: &Path) -> String {
+    format!(
+        "import os, time\n\
+         if os.path.exists({hangs:?}):\n    \
+         os.remove({hangs:?})\n    \
+         with open({pid:?}, 'w') as f:\n        f.write(str(os.getpid()))\n    \
+         time.sleep(120)\n"
+    )
+}
+
+/// Whether process `pid` is alive (a zombie waiting to be reaped is not).
+fn process_runs(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
 /// How many times the model was asked for `stage`.
 fn asked(t: &BotTester, stage: &str) -> usize {
     t.llm
@@ -388,6 +439,11 @@ async fn killed_while_posting_the_status_comment_the_restart_reuses_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_while_the_model_triages_the_restart_does_the_work_once() {
     a_server_killed_then_restarted(KillPoint::AskingTheModel).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_validating_the_tests_die_with_the_server_and_run_again_after_the_restart() {
+    a_server_killed_then_restarted(KillPoint::ValidatingTheChange).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -280,7 +280,8 @@ fn spawn(
     environment: &ChildEnvironment,
 ) -> io::Result<(io::PipeReader, Child)> {
     let (reader, writer) = io::pipe()?;
-    let child = Command::new(executable)
+    let mut command = Command::new(executable);
+    command
         .arg0(&spec.program)
         .args(&spec.args)
         .current_dir(cwd)
@@ -289,10 +290,37 @@ fn spawn(
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
         .stderr(writer)
-        .process_group(0)
-        .spawn()?;
+        .process_group(0);
+    die_with_the_caller(&mut command);
+    let child = command.spawn()?;
     Ok((reader, child))
 }
+
+/// Has the kernel SIGKILL the command when the thread that started it dies, as every thread does
+/// when this process is SIGKILLed (a crash, an OOM kill): an orphaned build must not go on writing
+/// into a worktree that a restarted job makes again at the same path. The starting thread waits
+/// for the command, so otherwise it outlives it.
+#[cfg(target_os = "linux")]
+fn die_with_the_caller(command: &mut Command) {
+    let caller = libc::pid_t::try_from(std::process::id()).unwrap_or(0);
+    // SAFETY: the closure runs in the forked child before exec and calls only prctl and getppid,
+    // both async-signal-safe; it allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The caller may have died before the request took effect: then nobody waits for us.
+            if libc::getppid() != caller {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_the_caller(_command: &mut Command) {}
 
 #[cfg(test)]
 mod tail_tests {
