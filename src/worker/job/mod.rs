@@ -1,0 +1,235 @@
+//! One job from claim to end: check the request, post the status comment, fetch, fix, push, open
+//! the change request — each stage saved in the job's checkpoint, so a rerun resumes, never repeats.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::Utc;
+
+use super::WorkerContext;
+use crate::failure::FailureCode;
+use crate::forge::{BotEvent, Forge, ForgeUser, IssueNumber, RepoRef, github, gitlab};
+use crate::redact::Redactor;
+use crate::store::{ClaimedJob, Finish};
+
+mod checkpoint;
+mod deliver;
+mod prepare;
+mod report;
+mod stop;
+
+use checkpoint::{Checkpoint, FixedChange};
+use stop::{Failed, Stop, forge_stop, invalid};
+
+/// How a run of a job ended, for the pool to record.
+#[derive(Debug)]
+pub enum JobEnd {
+    Finished(Finish),
+    /// A transient fault: run the job again later, from its checkpoint.
+    RetryLater(String),
+}
+
+/// The labelled issue a job works on, as the delivery that created it said.
+struct Request {
+    repo: RepoRef,
+    issue: IssueNumber,
+    actor: ForgeUser,
+}
+
+/// One claimed job and what it needs.
+pub struct JobRun {
+    ctx: Arc<WorkerContext>,
+    job: ClaimedJob,
+    owner: String,
+    checkpoint: Checkpoint,
+    redactor: Redactor,
+}
+
+impl JobRun {
+    pub fn new(ctx: Arc<WorkerContext>, job: ClaimedJob, owner: String) -> JobRun {
+        let checkpoint = job
+            .checkpoint
+            .as_deref()
+            .and_then(|text| serde_json::from_str(text).ok())
+            .unwrap_or_default();
+        let redactor = ctx.redactor.clone();
+        JobRun {
+            ctx,
+            job,
+            owner,
+            checkpoint,
+            redactor,
+        }
+    }
+
+    /// Runs the job from its checkpoint to an end. A finished job's working copy (with whatever
+    /// its validation commands built) is removed; its artifacts stay for the operator.
+    pub async fn run(mut self) -> JobEnd {
+        let end = self.run_stages().await;
+        if matches!(end, JobEnd::Finished(_)) {
+            let worktree = self.job_dir().join("worktree");
+            if let Err(reason) = remove_dir_if_present(&worktree) {
+                tracing::warn!(job = self.job.id, %reason, "could not remove the finished job's working copy");
+            }
+        }
+        end
+    }
+
+    async fn run_stages(&mut self) -> JobEnd {
+        let request = match self.request().await {
+            Ok(request) => request,
+            Err(stop) => return self.stopped_before_forge(stop),
+        };
+        let forge = match self.ctx.forge(request.repo.forge) {
+            Some(forge) => forge,
+            None => {
+                return JobEnd::Finished(Finish::Failed {
+                    code: FailureCode::InvalidInput.to_string(),
+                    error: format!(
+                        "no {:?} client is configured (token or App): the job cannot run",
+                        request.repo.forge
+                    ),
+                });
+            }
+        };
+        let outcome = self.stages(forge.as_ref(), &request).await;
+        match outcome {
+            Ok(()) => JobEnd::Finished(Finish::Succeeded),
+            Err(Stop::Finished(finish)) => JobEnd::Finished(finish),
+            Err(Stop::Retry(reason)) => JobEnd::RetryLater(reason),
+            Err(Stop::Failed(failed)) => self.fail(forge.as_ref(), &request, failed).await,
+        }
+    }
+
+    fn stopped_before_forge(&self, stop: Stop) -> JobEnd {
+        match stop {
+            Stop::Retry(reason) => JobEnd::RetryLater(reason),
+            Stop::Finished(finish) => JobEnd::Finished(finish),
+            Stop::Failed(failed) => JobEnd::Finished(Finish::Failed {
+                code: failed.code.to_string(),
+                error: failed.reason,
+            }),
+        }
+    }
+
+    /// The delivery that created the job, parsed again.
+    async fn request(&self) -> Result<Request, Stop> {
+        let delivery = self.ctx.store.job_delivery(self.job.id).await?;
+        let Some(delivery) = delivery else {
+            return Err(invalid(format!(
+                "job {} has no stored delivery to read its issue from",
+                self.job.id
+            )));
+        };
+        let label = &self.ctx.settings.trigger_label;
+        let parsed = match delivery.forge.as_str() {
+            "github" => github::parse_event(&delivery.event, &delivery.payload, label),
+            "gitlab" => gitlab::parse_event(&delivery.event, &delivery.payload, label),
+            other => {
+                return Err(invalid(format!(
+                    "delivery {} is from an unknown forge {other:?}",
+                    delivery.id
+                )));
+            }
+        };
+        match parsed {
+            Ok(BotEvent::IssueLabeled {
+                repo, issue, actor, ..
+            }) => Ok(Request { repo, issue, actor }),
+            Ok(BotEvent::Ignored { reason }) => Err(invalid(format!(
+                "delivery {} no longer asks for work: {reason}",
+                delivery.id
+            ))),
+            Err(error) => Err(invalid(format!(
+                "delivery {} cannot be read: {error}",
+                delivery.id
+            ))),
+        }
+    }
+
+    async fn stages(&mut self, forge: &dyn Forge, request: &Request) -> Result<(), Stop> {
+        if let Some(failure) = self.checkpoint.failure.clone() {
+            return Err(Stop::Failed(Failed {
+                stage: failure.stage.clone(),
+                code: failure.code,
+                reason: failure.reason,
+                output_tail: failure.output_tail,
+            }));
+        }
+        if self.job.attempts > self.ctx.settings.max_attempts {
+            return Err(Stop::Failed(Failed {
+                stage: "worker".into(),
+                code: FailureCode::RetriesExhausted,
+                reason: format!(
+                    "the job was started {} times without finishing (crashes or transient faults); \
+                     see `autofix jobs show {}`",
+                    self.job.attempts - 1,
+                    self.job.id
+                ),
+                output_tail: None,
+            }));
+        }
+        if !self.checkpoint.authorized {
+            self.authorize(forge, request).await?;
+        }
+        let credentials = forge
+            .git_credentials(&request.repo)
+            .await
+            .map_err(forge_stop("fetch"))?;
+        self.redactor.register(&credentials.token);
+        if self.checkpoint.fixed.is_none() {
+            let workspace = self.fetch(forge, request, &credentials).await?;
+            self.fix(request, &workspace).await?;
+            self.publish_status(forge, request).await?;
+        }
+        if self.checkpoint.pushed.is_none() {
+            self.push(request, &credentials).await?;
+            self.publish_status(forge, request).await?;
+        }
+        if self.checkpoint.change_request.is_none() {
+            self.open_change_request(forge, request).await?;
+        }
+        self.finish_success(forge, request).await
+    }
+
+    fn fixed(&self) -> Result<FixedChange, Stop> {
+        self.checkpoint
+            .fixed
+            .clone()
+            .ok_or_else(|| Stop::Retry("the committed change is not recorded".into()))
+    }
+
+    /// Saves the checkpoint and notes the stage in the job's history; a lost lease ends this run.
+    async fn save(&self, stage: &str, message: &str) -> Result<(), Stop> {
+        let text = serde_json::to_string(&self.checkpoint).expect("the checkpoint serialises");
+        let now = Utc::now();
+        let store = &self.ctx.store;
+        store
+            .save_checkpoint(self.job.id, &self.owner, &text, now)
+            .await?;
+        store
+            .record_stage(self.job.id, &self.owner, stage, message, now)
+            .await?;
+        Ok(())
+    }
+
+    async fn event(&self, stage: &str, message: &str) -> Result<(), Stop> {
+        self.ctx
+            .store
+            .record_stage(self.job.id, &self.owner, stage, message, Utc::now())
+            .await?;
+        Ok(())
+    }
+
+    fn job_dir(&self) -> PathBuf {
+        self.ctx.workdir.join("jobs").join(self.job.id.to_string())
+    }
+}
+
+fn remove_dir_if_present(dir: &Path) -> Result<(), String> {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(format!("cannot clear {}: {error}", dir.display())),
+    }
+}

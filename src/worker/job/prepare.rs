@@ -1,0 +1,232 @@
+//! A job's first stages: is the request allowed, then a fresh worktree of the default branch and
+//! the `autofix fix` pipeline run in it, ending in one commit on the job's branch.
+
+use crate::config::repo::RepoConfig;
+use crate::failure::FailureCode;
+use crate::forge::{Forge, ForgeKind, GitCredentials, RepoRef};
+use crate::git::Workspace;
+use crate::pipeline::fix::{self, FixOptions, FixSummary, IssueInput};
+use crate::pipeline::issue::Issue;
+use crate::store::Finish;
+use crate::worker::authorize::{self, Verdict};
+use crate::worker::publish::{Refusal, StatusView, Step, refusal_comment};
+
+use super::checkpoint::FixedChange;
+use super::stop::{Failed, Stop, failed_io, forge_stop, git_stop};
+use super::{JobRun, Request, remove_dir_if_present};
+
+impl JobRun {
+    pub(super) async fn authorize(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+    ) -> Result<(), Stop> {
+        let stage = "authorize";
+        let bot = self.ctx.bot_user(forge).await.map_err(forge_stop(stage))?;
+        let verdict = authorize::check(forge, &request.repo, request.issue, &request.actor, &bot)
+            .await
+            .map_err(forge_stop(stage))?;
+        let info = match verdict {
+            Verdict::Proceed(info) => info,
+            Verdict::Ignore(reason) => {
+                self.event(stage, &format!("ignored: {reason}")).await?;
+                return Err(Stop::Finished(Finish::Failed {
+                    code: FailureCode::PermissionDenied.to_string(),
+                    error: reason,
+                }));
+            }
+            Verdict::Refuse(refusal) => return Err(self.refuse(forge, request, refusal).await),
+        };
+        let failed_label = &self.ctx.settings.failed_label;
+        if info
+            .labels
+            .iter()
+            .any(|label| label.eq_ignore_ascii_case(failed_label))
+        {
+            forge
+                .remove_label(&request.repo, request.issue, failed_label)
+                .await
+                .map_err(forge_stop(stage))?;
+        }
+        self.checkpoint.authorized = true;
+        self.checkpoint.status = StatusView {
+            job: self.job.id,
+            requested_by: request.actor.login.clone(),
+            done: vec![(Step::Authorized, String::new())],
+            current: Some(Step::Fetched),
+            notes: Vec::new(),
+            outcome: None,
+        };
+        self.checkpoint.issue = Some(Issue {
+            number: Some(info.number.0),
+            title: info.title,
+            body: info.body,
+            labels: info.labels,
+        });
+        self.publish_status(forge, request).await?;
+        self.save(stage, "request accepted; status comment posted")
+            .await
+    }
+
+    /// Posts the one polite refusal and ends the job.
+    pub(super) async fn refuse(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+        refusal: Refusal,
+    ) -> Stop {
+        let text = refusal_comment(&refusal, &self.ctx.settings.trigger_label, self.job.id);
+        if let Err(error) = forge
+            .create_comment(&request.repo, request.issue, &self.redactor.redact(&text))
+            .await
+        {
+            if error.is_retryable() {
+                return Stop::Retry(error.to_string());
+            }
+            tracing::warn!(job = self.job.id, %error, "could not post the refusal comment");
+        }
+        let code = match refusal {
+            Refusal::Bot { .. } | Refusal::NoPushRights { .. } => FailureCode::PermissionDenied,
+            _ => FailureCode::InvalidInput,
+        };
+        Stop::Finished(Finish::Failed {
+            code: code.to_string(),
+            error: format!("refused: {}", refusal.summary()),
+        })
+    }
+
+    /// The mirror brought up to date and a fresh worktree of the default branch for this job.
+    pub(super) async fn fetch(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+        credentials: &GitCredentials,
+    ) -> Result<Workspace, Stop> {
+        let stage = "fetch";
+        let default_branch = match &request.repo.default_branch {
+            Some(branch) => branch.clone(),
+            None => forge
+                .default_branch(&request.repo)
+                .await
+                .map_err(forge_stop(stage))?,
+        };
+        let key = mirror_key(&request.repo);
+        let mirror = self
+            .ctx
+            .mirrors
+            .sync(&key, &request.repo.clone_url, credentials)
+            .map_err(git_stop(stage))?;
+        let worktree = self.job_dir().join("worktree");
+        remove_dir_if_present(&worktree).map_err(|reason| failed_io(stage, reason))?;
+        let workspace = mirror
+            .worktree(&worktree, &default_branch)
+            .map_err(git_stop(stage))?;
+        let head = workspace.head_commit().map_err(git_stop(stage))?;
+        let short: String = head.to_string().chars().take(7).collect();
+        match RepoConfig::load(workspace.root()) {
+            Ok(loaded) => {
+                if let Some(note) = loaded.defaults_note() {
+                    self.checkpoint.status.notes.push(note);
+                }
+            }
+            Err(error) => {
+                return Err(Stop::Failed(Failed {
+                    stage: stage.into(),
+                    code: error.failure_code(),
+                    reason: error.to_string(),
+                    output_tail: None,
+                }));
+            }
+        }
+        self.checkpoint.default_branch = Some(default_branch.clone());
+        self.mark_done(Step::Fetched, format!("`{default_branch}` at {short}"));
+        self.publish_status(forge, request).await?;
+        self.save(stage, &format!("worktree of {default_branch} at {head}"))
+            .await?;
+        Ok(workspace)
+    }
+
+    pub(super) async fn fix(
+        &mut self,
+        request: &Request,
+        workspace: &Workspace,
+    ) -> Result<(), Stop> {
+        let Some(issue) = self.checkpoint.issue.clone() else {
+            return Err(Stop::Retry(
+                "the issue text is not at hand after a restart; reading it again".into(),
+            ));
+        };
+        let options = FixOptions {
+            repo: workspace.root().to_path_buf(),
+            issue: IssueInput::Given(issue),
+            issue_number: Some(request.issue.0),
+            job_id: Some(format!("autofix-job-{}", self.job.id)),
+            artifacts: Some(
+                self.job_dir()
+                    .join("artifacts")
+                    .join(format!("attempt-{}", self.job.attempts)),
+            ),
+            identity: self.ctx.identity.clone(),
+            default_validate_timeout: self.ctx.settings.default_validate_timeout,
+            output_limit: self.ctx.settings.output_limit,
+            context_tokens: self.ctx.settings.context_tokens,
+            redactor: self.redactor.clone(),
+        };
+        let summary = fix::fix(&options, self.ctx.llm.as_ref())
+            .await
+            .map_err(|reason| failed_io("fix", reason))?;
+        let FixSummary {
+            committed: true,
+            branch: Some(branch),
+            commit: Some(commit),
+            subject: Some(subject),
+            ..
+        } = &summary
+        else {
+            return Err(Stop::Failed(Failed {
+                stage: summary
+                    .failure_stage
+                    .clone()
+                    .unwrap_or_else(|| "fix".into()),
+                code: summary
+                    .failure_code
+                    .unwrap_or(FailureCode::ValidationFailed),
+                reason: summary
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "the pipeline ended without a commit".into()),
+                output_tail: summary.failure_output_tail.clone(),
+            }));
+        };
+        let config = RepoConfig::load(workspace.root())
+            .map(|loaded| loaded.config)
+            .unwrap_or_default();
+        let passed = summary.validation.len();
+        let detail = format!("{passed} command(s) passed, {} repair(s)", summary.repairs);
+        self.checkpoint.fixed = Some(FixedChange {
+            branch: branch.clone(),
+            commit: commit.clone(),
+            subject: subject.clone(),
+            plan_steps: summary.plan_steps.clone(),
+            changed_files: summary.changed_files.clone(),
+            validation: summary.validation.clone(),
+            repairs: summary.repairs,
+            input_tokens: summary.input_tokens,
+            output_tokens: summary.output_tokens,
+            pull_request: config.pull_request.clone(),
+            keep_on_failure: config.branch.keep_on_failure,
+        });
+        self.mark_done(Step::Fixed, detail);
+        self.save("fix", &format!("committed {commit} on {branch}: {subject}"))
+            .await
+    }
+}
+
+/// `github/octocat/Hello-World`: where the repository's mirror lives under the cache.
+fn mirror_key(repo: &RepoRef) -> String {
+    let forge = match repo.forge {
+        ForgeKind::GitHub => "github",
+        ForgeKind::GitLab => "gitlab",
+    };
+    format!("{forge}/{}", repo.owner_path)
+}

@@ -1,0 +1,195 @@
+//! What a job tells the issue: the status comment edited in place as stages complete, and on
+//! failure the report, the failed label and the deletion of a pushed branch.
+
+use crate::forge::{CommentId, Forge, ForgeError};
+use crate::git::{BranchName, CommitSha};
+use crate::store::Finish;
+use crate::worker::publish::{
+    FailureReport, StatusOutcome, StatusView, Step, status_comment, status_marker,
+};
+
+use super::stop::{Failed, Stop, forge_stop, git_stop};
+use super::{JobEnd, JobRun, Request};
+
+impl JobRun {
+    /// Publishes a failure: the status comment says where and why, the issue gets the failed
+    /// label, and a pushed branch is deleted unless the repository keeps it.
+    pub(super) async fn fail(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+        failed: Failed,
+    ) -> JobEnd {
+        tracing::warn!(job = self.job.id, stage = %failed.stage, code = %failed.code, reason = %failed.reason, "job failed");
+        let keep = self
+            .checkpoint
+            .fixed
+            .as_ref()
+            .is_some_and(|fixed| fixed.keep_on_failure);
+        let report = FailureReport {
+            stage: failed.stage.clone(),
+            code: failed.code,
+            reason: self.redactor.redact(&failed.reason),
+            output_tail: failed
+                .output_tail
+                .as_deref()
+                .map(|tail| self.redactor.redact(tail)),
+            trigger_label: self.ctx.settings.trigger_label.clone(),
+            branch_kept: keep
+                .then(|| self.checkpoint.fixed.as_ref().map(|f| f.branch.clone()))
+                .flatten()
+                .filter(|_| self.checkpoint.pushed.is_some()),
+        };
+        self.checkpoint.failure = Some(report.clone());
+        if let Err(stop) = self.save(&failed.stage, "failure decided").await {
+            return self.stopped_before_forge(stop);
+        }
+        match self.publish_failure(forge, request, &report, keep).await {
+            Ok(()) => JobEnd::Finished(Finish::Failed {
+                code: report.code.to_string(),
+                error: report.reason,
+            }),
+            Err(Stop::Retry(reason)) => JobEnd::RetryLater(reason),
+            Err(Stop::Finished(finish)) => JobEnd::Finished(finish),
+            Err(Stop::Failed(other)) => {
+                tracing::error!(job = self.job.id, reason = %other.reason, "could not publish the failure");
+                JobEnd::Finished(Finish::Failed {
+                    code: report.code.to_string(),
+                    error: format!(
+                        "{} (and publishing it failed: {})",
+                        report.reason, other.reason
+                    ),
+                })
+            }
+        }
+    }
+
+    pub(super) async fn publish_failure(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+        report: &FailureReport,
+        keep: bool,
+    ) -> Result<(), Stop> {
+        let stage = "publish";
+        if let (Some(pushed), false) = (self.checkpoint.pushed.clone(), keep) {
+            self.delete_pushed_branch(forge, request, &pushed).await?;
+        }
+        if self.checkpoint.status.job == 0 {
+            self.checkpoint.status = StatusView {
+                job: self.job.id,
+                requested_by: request.actor.login.clone(),
+                ..StatusView::default()
+            };
+        }
+        self.checkpoint.status.outcome = Some(StatusOutcome::Failed(report.clone()));
+        self.publish_status(forge, request).await?;
+        forge
+            .add_label(
+                &request.repo,
+                request.issue,
+                &self.ctx.settings.failed_label,
+            )
+            .await
+            .map_err(forge_stop(stage))?;
+        self.save(stage, "failure published").await
+    }
+
+    pub(super) async fn delete_pushed_branch(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+        pushed: &str,
+    ) -> Result<(), Stop> {
+        let stage = "publish";
+        let Some(fixed) = self.checkpoint.fixed.clone() else {
+            return Ok(());
+        };
+        let credentials = forge
+            .git_credentials(&request.repo)
+            .await
+            .map_err(forge_stop(stage))?;
+        let branch = BranchName::new(&fixed.branch).map_err(git_stop(stage))?;
+        let expected = CommitSha::parse(pushed).map_err(git_stop(stage))?;
+        crate::git::delete_remote_branch(&request.repo.clone_url, &branch, expected, &credentials)
+            .map_err(git_stop(stage))?;
+        self.checkpoint.pushed = None;
+        self.save(stage, &format!("deleted the pushed branch {branch}"))
+            .await
+    }
+
+    /// Creates the status comment, or edits it in place once it exists.
+    pub(super) async fn publish_status(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+    ) -> Result<(), Stop> {
+        let text = self
+            .redactor
+            .redact(&status_comment(&self.checkpoint.status));
+        let stage = "status";
+        if self.checkpoint.status_comment.is_none() && self.job.attempts > 1 {
+            self.checkpoint.status_comment = self.find_status_comment(forge, request).await?;
+        }
+        match self.checkpoint.status_comment {
+            Some(id) => {
+                let updated = forge
+                    .update_comment(&request.repo, request.issue, CommentId(id), &text)
+                    .await;
+                match updated {
+                    Ok(()) => Ok(()),
+                    Err(ForgeError::NotFound { .. }) => {
+                        // Someone deleted it: a new one keeps the issue informed.
+                        self.checkpoint.status_comment = None;
+                        self.create_status(forge, request, &text).await
+                    }
+                    Err(error) => Err(forge_stop(stage)(error)),
+                }
+            }
+            None => self.create_status(forge, request, &text).await,
+        }
+    }
+
+    pub(super) async fn create_status(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+        text: &str,
+    ) -> Result<(), Stop> {
+        let id = forge
+            .create_comment(&request.repo, request.issue, text)
+            .await
+            .map_err(forge_stop("status"))?;
+        self.checkpoint.status_comment = Some(id.0);
+        self.save("status", &format!("status comment {}", id.0))
+            .await
+    }
+
+    /// After a crash between posting the status comment and saving its id, the comment is
+    /// found by its hidden marker instead of being posted twice.
+    pub(super) async fn find_status_comment(
+        &self,
+        forge: &dyn Forge,
+        request: &Request,
+    ) -> Result<Option<u64>, Stop> {
+        let marker = status_marker(self.job.id);
+        let comments = forge
+            .comments(&request.repo, request.issue)
+            .await
+            .map_err(forge_stop("status"))?;
+        Ok(comments
+            .iter()
+            .find(|comment| comment.body.contains(&marker))
+            .map(|comment| comment.id.0))
+    }
+
+    pub(super) fn mark_done(&mut self, step: Step, detail: String) {
+        let status = &mut self.checkpoint.status;
+        status.done.retain(|(done, _)| *done != step);
+        status.done.push((step, detail));
+        status.current = Step::ALL
+            .iter()
+            .copied()
+            .find(|candidate| !status.done.iter().any(|(done, _)| done == candidate));
+    }
+}

@@ -1,0 +1,77 @@
+//! Why a stage stopped (failed for good, to retry, or finished) and how forge, git and store errors
+//! become one of those.
+
+use crate::failure::FailureCode;
+use crate::forge::ForgeError;
+use crate::git::GitError;
+use crate::store::{Finish, StoreError};
+
+/// A failure: the stage, the code, one line of reason, and what output explains it.
+pub(super) struct Failed {
+    pub(super) stage: String,
+    pub(super) code: FailureCode,
+    pub(super) reason: String,
+    pub(super) output_tail: Option<String>,
+}
+
+/// Why a stage stopped.
+pub(super) enum Stop {
+    Failed(Failed),
+    Retry(String),
+    Finished(Finish),
+}
+
+impl From<StoreError> for Stop {
+    fn from(error: StoreError) -> Self {
+        Stop::Retry(format!("the job store failed: {error}"))
+    }
+}
+
+pub(super) fn forge_stop(stage: &'static str) -> impl Fn(ForgeError) -> Stop {
+    move |error| {
+        if error.is_retryable() {
+            return Stop::Retry(error.to_string());
+        }
+        let code = match error {
+            ForgeError::Unauthorized { .. } | ForgeError::Forbidden { .. } => {
+                FailureCode::PermissionDenied
+            }
+            _ => FailureCode::ForgeError,
+        };
+        Stop::Failed(Failed {
+            stage: stage.into(),
+            code,
+            reason: error.to_string(),
+            output_tail: None,
+        })
+    }
+}
+
+pub(super) fn git_stop(stage: &'static str) -> impl Fn(GitError) -> Stop {
+    move |error| {
+        Stop::Failed(Failed {
+            stage: stage.into(),
+            code: error.failure_code(),
+            reason: error.to_string(),
+            output_tail: None,
+        })
+    }
+}
+
+pub(super) fn failed_io(stage: &'static str, reason: String) -> Stop {
+    Stop::Failed(Failed {
+        stage: stage.into(),
+        code: FailureCode::Preflight,
+        reason,
+        output_tail: None,
+    })
+}
+
+pub(super) fn invalid(reason: String) -> Stop {
+    Stop::Failed(Failed {
+        stage: "worker".into(),
+        code: FailureCode::InvalidInput,
+        reason,
+        output_tail: None,
+    })
+}
