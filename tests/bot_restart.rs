@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use autofix::store::{JobRecord, Store};
 use support::bot::{
-    BotTester, GITHUB_TOKEN, WEBHOOK_SECRET, accepted, clamp_edit, plan, python_project, triage,
+    BotTester, GITHUB_TOKEN, WEBHOOK_SECRET, accepted, clamp_edit, plan, python_project,
+    script_python_fix, triage,
 };
 use support::scripted_llm::Reply;
 
@@ -209,17 +210,11 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
         KillPoint::ValidatingTheChange => {
             std::fs::write(&validation_hangs, "").unwrap();
             // The dead server's triage, plan and edit; its validation never ends.
-            t.llm.reply_text_for_stage("triage", triage());
-            t.llm.reply_text_for_stage("plan", plan());
-            t.llm
-                .reply_text_for_stage("edit", clamp_edit(support::bot::FIXED_PY));
+            script_up_to_the_edit(&t);
         }
         KillPoint::ReviewingTheChange => {
             // The dead server's triage, plan and edit; its review never comes back.
-            t.llm.reply_text_for_stage("triage", triage());
-            t.llm.reply_text_for_stage("plan", plan());
-            t.llm
-                .reply_text_for_stage("edit", clamp_edit(support::bot::FIXED_PY));
+            script_up_to_the_edit(&t);
             t.llm.reply_for_stage(
                 "audit",
                 Reply::text(accepted()).after(Duration::from_secs(30)),
@@ -239,17 +234,8 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
         // The pull request is held so the last status update can be held after it.
         KillPoint::ReportingSuccess => fake.delay_next("POST", "/pulls", hold, 1),
     }
-    for stage_reply in [
-        triage(),
-        plan(),
-        clamp_edit(support::bot::FIXED_PY),
-        accepted(),
-    ]
-    .into_iter()
-    .zip(["triage", "plan", "edit", "audit"])
-    {
-        t.llm.reply_text_for_stage(stage_reply.1, stage_reply.0);
-    }
+    // What the server that finishes the job is told (after what the dead one used up above).
+    script_python_fix(&t.llm);
 
     let first = Serve::start(&t, dir.path(), 1);
     t.send_deliveries_to(first.base.clone());
@@ -415,6 +401,14 @@ fn process_runs(pid: &str) -> bool {
             .is_some_and(|(_, rest)| !rest.starts_with('Z')),
         Err(_) => false,
     }
+}
+
+/// The answers a dead server used up before it got as far as validating the change.
+fn script_up_to_the_edit(t: &BotTester) {
+    t.llm.reply_text_for_stage("triage", triage());
+    t.llm.reply_text_for_stage("plan", plan());
+    t.llm
+        .reply_text_for_stage("edit", clamp_edit(support::bot::FIXED_PY));
 }
 
 /// How many times the model was asked for `stage`.
