@@ -45,6 +45,22 @@ struct Figures {
     cores_busy: f64,
 }
 
+impl Figures {
+    /// The figures of a run that took `elapsed` since the process had used `cpu_before` of CPU.
+    fn of_run(mut latencies: Vec<Duration>, elapsed: Duration, cpu_before: Duration) -> Figures {
+        let cpu = process_cpu_time().saturating_sub(cpu_before);
+        let count = latencies.len();
+        latencies.sort();
+        Figures {
+            per_second: count as f64 / elapsed.as_secs_f64(),
+            p50: percentile(&latencies, 50),
+            p99: percentile(&latencies, 99),
+            cpu_per_delivery: cpu / count as u32,
+            cores_busy: cpu.as_secs_f64() / elapsed.as_secs_f64(),
+        }
+    }
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -180,16 +196,7 @@ async fn drive(
     for sender in senders {
         latencies.extend(sender.await.expect("sender task"));
     }
-    let elapsed = started.elapsed();
-    let cpu = process_cpu_time().saturating_sub(cpu_before);
-    latencies.sort();
-    Figures {
-        per_second: count as f64 / elapsed.as_secs_f64(),
-        p50: percentile(&latencies, 50),
-        p99: percentile(&latencies, 99),
-        cpu_per_delivery: cpu / count as u32,
-        cores_busy: cpu.as_secs_f64() / elapsed.as_secs_f64(),
-    }
+    Figures::of_run(latencies, started.elapsed(), cpu_before)
 }
 
 /// Sends the deliveries in `range` at `PACED_RATE` per second, each on its own task started at its
@@ -223,16 +230,7 @@ async fn pace(
     for sent in sends {
         latencies.push(sent.await.expect("sender task"));
     }
-    let elapsed = started.elapsed();
-    let cpu = process_cpu_time().saturating_sub(cpu_before);
-    latencies.sort();
-    Figures {
-        per_second: count as f64 / elapsed.as_secs_f64(),
-        p50: percentile(&latencies, 50),
-        p99: percentile(&latencies, 99),
-        cpu_per_delivery: cpu / count as u32,
-        cores_busy: cpu.as_secs_f64() / elapsed.as_secs_f64(),
-    }
+    Figures::of_run(latencies, started.elapsed(), cpu_before)
 }
 
 /// User and system CPU time of this process so far, all threads together.
