@@ -131,6 +131,8 @@ fn main() {
             output_limit: 1 << 20,
             context_tokens: 60_000,
             redactor: autofix::redact::Redactor::new(),
+            sandbox: autofix::exec::Sandbox::unconfined(),
+            cache_dir: None,
         };
         let started = Instant::now();
         let summary = runtime.block_on(fix(&options, &llm)).unwrap();

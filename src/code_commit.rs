@@ -47,6 +47,9 @@ pub const PROTECTED: &[&str] = &[
 pub const DEFAULT_GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com";
 pub const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-pro";
 
+/// The file in the project folder that holds the Gemini API key.
+pub const KEY_FILE: &str = "gemini-key.txt";
+
 /// Everything a run needs to know besides the project's own files.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -58,6 +61,8 @@ pub struct Settings {
     pub build_timeout: Duration,
     /// Most bytes of build output kept (and so sent in a repair query).
     pub build_output_limit: usize,
+    /// The sandbox `build.sh` runs in (`--sandbox`); `None` runs it as the user's own command.
+    pub sandbox: Option<crate::exec::Sandbox>,
 }
 
 impl Settings {
@@ -95,6 +100,7 @@ impl Settings {
                 .map_err(|_| "CODE_COMMIT_LLM_RETRIES is too large".to_string())?,
             build_timeout: Duration::from_secs(number("CODE_COMMIT_BUILD_TIMEOUT_SECS", 1800)?),
             build_output_limit: 1024 * 1024,
+            sandbox: None,
         })
     }
 }
@@ -190,7 +196,7 @@ pub async fn run(settings: &Settings) -> Result<Success, CodeCommitError> {
 fn read_inputs(project: &Path) -> Result<Inputs, CodeCommitError> {
     let query = read_required_text(project, "query.txt")?;
     let codebase = read_required_text(project, "codeRollup.txt")?;
-    let key = read_required_text(project, "gemini-key.txt")?;
+    let key = read_required_text(project, KEY_FILE)?;
     check_build_script(project)?;
     Ok(Inputs {
         query,
@@ -334,6 +340,11 @@ impl Session<'_> {
             &BuildSettings {
                 timeout: self.settings.build_timeout,
                 output_limit: self.settings.build_output_limit,
+                jail: self
+                    .settings
+                    .sandbox
+                    .as_ref()
+                    .map(|sandbox| sandbox.jail(self.root.path())),
             },
         );
         self.log(

@@ -38,10 +38,12 @@ pub enum FailureCode {
     ForgeError,
     /// The job crashed or met transient faults on every one of its allowed attempts.
     RetriesExhausted,
+    /// The sandbox for the repository's commands could not start, so none ran (fails closed).
+    SandboxUnavailable,
 }
 
 impl FailureCode {
-    pub const ALL: [FailureCode; 15] = [
+    pub const ALL: [FailureCode; 16] = [
         FailureCode::GitConflict,
         FailureCode::ValidationFailed,
         FailureCode::PermissionDenied,
@@ -57,6 +59,7 @@ impl FailureCode {
         FailureCode::InvalidInput,
         FailureCode::ForgeError,
         FailureCode::RetriesExhausted,
+        FailureCode::SandboxUnavailable,
     ];
 
     /// The code as written in comments and artifacts, e.g. `BRANCH_EXISTS`.
@@ -77,6 +80,7 @@ impl FailureCode {
             FailureCode::InvalidInput => "INVALID_INPUT",
             FailureCode::ForgeError => "FORGE_ERROR",
             FailureCode::RetriesExhausted => "RETRIES_EXHAUSTED",
+            FailureCode::SandboxUnavailable => "SANDBOX_UNAVAILABLE",
         }
     }
 

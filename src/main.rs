@@ -154,6 +154,7 @@ enum ConfigAction {
 }
 
 fn main() -> ExitCode {
+    autofix::commands::harden::this_process();
     let cli = Cli::parse();
     match cli.command {
         Command::Apply {
@@ -200,6 +201,7 @@ fn main() -> ExitCode {
                 output_limit: 0,
                 default_validate_timeout: Duration::ZERO,
                 redactor: Redactor::new(),
+                sandbox: autofix::exec::Sandbox::unconfined(),
             };
             run_command(options, config)
         }
@@ -240,6 +242,8 @@ fn fix_command(
         output_limit: config.exec.output_limit_bytes,
         context_tokens: config.pipeline.context_tokens,
         redactor: autofix::commands::serve::known_secrets(&config),
+        sandbox: config.sandbox(),
+        cache_dir: None,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -378,7 +382,11 @@ fn load_service_config(file: Option<&PathBuf>) -> Result<ServiceConfig, String> 
     let file = text
         .as_ref()
         .map(|(name, text)| (name.as_str(), text.as_str()));
-    ServiceConfig::load(file, std::env::vars()).map_err(|err| err.to_string())
+    let config = ServiceConfig::load(file, std::env::vars()).map_err(|err| err.to_string());
+    // Read once; from here on no secret stays in the environment, where every child, a core
+    // dump or /proc/PID/environ would show it. No other thread exists yet.
+    autofix::commands::harden::forget_configuration_variables();
+    config
 }
 
 fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCode {
@@ -395,6 +403,7 @@ fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCod
     options.output_limit = config.exec.output_limit_bytes;
     options.default_validate_timeout = Duration::from_secs(config.exec.default_timeout_secs);
     options.redactor = autofix::commands::serve::known_secrets(&config);
+    options.sandbox = config.sandbox();
     let provider = match autofix::llm::provider(provider_config) {
         Ok(provider) => provider,
         Err(err) => {
@@ -451,6 +460,14 @@ fn config_check(file: Option<PathBuf>, repo: Option<PathBuf>) -> ExitCode {
                 llm.provider, llm.model, llm.base_url
             );
             println!("workdir: {}", config.workdir);
+            let sandbox = config.sandbox();
+            match autofix::commands::harden::check_sandbox(&sandbox) {
+                Ok(line) => println!("{line}"),
+                Err(line) => {
+                    eprintln!("autofix config check: {line}");
+                    return ExitCode::from(FailureCode::SandboxUnavailable.exit_status());
+                }
+            }
         }
         Err(err) => {
             eprintln!("autofix config check: {err}");

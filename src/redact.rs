@@ -1,5 +1,5 @@
-//! Redaction: every secret the process knows, in every form it may show up in (as is, inside a
-//! basic-auth `x-access-token:`/`oauth2:` pair, base64-encoded, URL-encoded), hidden from text.
+//! Redaction: every secret the process knows, in every form it may show up in (as is, reversed,
+//! base64 (also reversed), hex, URL-encoded, in an `x-access-token:`/`oauth2:` pair), hidden.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -28,14 +28,16 @@ impl Redactor {
         Redactor::default()
     }
 
-    /// Registers `secret` and the forms it takes in basic auth, base64 and URLs. An empty or
-    /// too-short secret is ignored.
+    /// Registers `secret` and the forms it takes in basic auth, base64, hex and URLs, and
+    /// reversed (as is and in base64). An empty or too-short secret is ignored.
     pub fn register(&mut self, secret: &SecretString) {
         let plain = secret.expose_secret();
         if plain.trim().len() < MIN_SECRET_LEN {
             return;
         }
         let mut forms = vec![plain.to_string(), STANDARD.encode(plain)];
+        forms.extend(reversed_forms(plain));
+        forms.extend(hex_forms(plain));
         for user in ["x-access-token", "oauth2"] {
             let pair = format!("{user}:{plain}");
             forms.push(STANDARD.encode(&pair));
@@ -64,6 +66,21 @@ impl Redactor {
         }
         out
     }
+}
+
+/// `text` in reverse character order, as is and base64-encoded: what a model told to "spell it
+/// backwards" prints.
+fn reversed_forms(text: &str) -> [String; 2] {
+    let reversed: String = text.chars().rev().collect();
+    let encoded = STANDARD.encode(&reversed);
+    [reversed, encoded]
+}
+
+/// The hex encoding of `text`'s UTF-8 bytes, in lower case and in upper case.
+fn hex_forms(text: &str) -> [String; 2] {
+    let lower: String = text.bytes().map(|byte| format!("{byte:02x}")).collect();
+    let upper = lower.to_ascii_uppercase();
+    [lower, upper]
 }
 
 /// RFC 3986 percent-encoding of everything but unreserved characters.
@@ -115,6 +132,58 @@ mod tests {
             "glpat-abc%2Fdef%2Bghi%3D"
         );
         assert_eq!(redactor.redact(&text), format!("{MASK} and {MASK}"));
+    }
+
+    #[test]
+    fn a_secret_printed_reversed_or_hex_encoded_is_hidden_too() {
+        let token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+        let redactor = redactor(&[token]);
+        let reversed: String = token.chars().rev().collect();
+        let reversed_base64 = STANDARD.encode(&reversed);
+        let lower_hex: String = token.bytes().map(|byte| format!("{byte:02x}")).collect();
+        let upper_hex = lower_hex.to_uppercase();
+        let forms = [&reversed, &reversed_base64, &lower_hex, &upper_hex];
+        let text = format!(
+            "backwards: {reversed}\nthen in base64: {reversed_base64}\n\
+             hex: {lower_hex}\nHEX: {upper_hex}\nagain {reversed}"
+        );
+        let hidden = redactor.redact(&text);
+        for form in forms {
+            assert!(
+                !hidden.contains(form.as_str()),
+                "{form} survived in {hidden}"
+            );
+        }
+        assert_eq!(hidden.matches(MASK).count(), 5, "{hidden}");
+        assert!(
+            hidden.starts_with(&format!("backwards: {MASK}\n")),
+            "{hidden}"
+        );
+    }
+
+    #[test]
+    fn a_token_spelled_backwards_next_to_its_plain_form_hides_both() {
+        let token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+        let redactor = redactor(&[token]);
+        let reversed: String = token.chars().rev().collect();
+        let text = format!("the token is {token}, or {reversed} read right to left");
+        assert_eq!(
+            redactor.redact(&text),
+            format!("the token is {MASK}, or {MASK} read right to left")
+        );
+    }
+
+    #[test]
+    fn a_non_ascii_secret_is_hex_encoded_from_its_utf8_bytes() {
+        let secret = "pässwörd-42";
+        let redactor = redactor(&[secret]);
+        let text = "dump: 70c3a4737377c3b67264 2d3432 and 70C3A4737377C3B672642D3432";
+        assert_eq!(
+            redactor.redact(text),
+            format!("dump: 70c3a4737377c3b67264 2d3432 and {MASK}")
+        );
+        assert_eq!(redactor.redact("70c3a4737377c3b672642d3432"), MASK);
+        assert_eq!(redactor.redact("24-dröwssäp"), MASK);
     }
 
     #[test]

@@ -60,6 +60,17 @@ impl Serve {
             .env("AUTOFIX__BOT__LEASE_SECS", LEASE_SECS)
             .env("AUTOFIX__BOT__POLL_INTERVAL_MS", "100")
             .env("AUTOFIX__BOT__WORKERS", "1")
+            // The hanging validation reports its pid through files beside the test, outside any
+            // work tree: only an unconfined command reaches them. (The sandbox's own kill chain
+            // is proven in tests/confinement.rs.)
+            .env(
+                "AUTOFIX__EXEC__SANDBOX",
+                if dir.join("validation-hangs").exists() {
+                    "none"
+                } else {
+                    "bwrap"
+                },
+            )
             .env("AUTOFIX__GIT__AUTHOR_EMAIL", "autofix@example.com")
             .stdout(Stdio::null())
             .stderr(log)

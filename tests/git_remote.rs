@@ -163,6 +163,11 @@ fn fixed_lib(variant: u32) -> String {
     format!("pub fn add(a: i32, b: i32) -> i32 {{\n    a + b // {variant}\n}}\n")
 }
 
+/// The commit `workspace` has checked out: what a job records after committing, and pushes.
+fn head(workspace: &Workspace) -> CommitSha {
+    workspace.head_commit().unwrap()
+}
+
 fn sha(value: &str) -> CommitSha {
     CommitSha::parse(value).unwrap()
 }
@@ -366,7 +371,15 @@ fn a_new_bot_branch_is_pushed_to_the_forge() {
     let workspace = forge.job_worktree("job-1");
     let commit = commit_fix(&workspace, "job-1", &fixed_lib(1));
 
-    let pushed = push_branch(&workspace, &forge.url, &bot_branch(), None, &creds()).unwrap();
+    let pushed = push_branch(
+        &workspace,
+        &forge.url,
+        &bot_branch(),
+        &head(&workspace),
+        None,
+        &creds(),
+    )
+    .unwrap();
     assert_eq!(pushed, commit);
     assert_eq!(forge.tip(BOT_BRANCH).unwrap(), commit.as_str());
     assert_eq!(forge.upstream.read(BOT_BRANCH, "src/lib.rs"), fixed_lib(1));
@@ -382,12 +395,28 @@ fn a_retried_job_rewrites_its_own_branch_when_it_names_the_tip_it_pushed() {
     let forge = Forge::new();
     let first_run = forge.job_worktree("run-1");
     let first = commit_fix(&first_run, "job-1", &fixed_lib(1));
-    push_branch(&first_run, &forge.url, &bot_branch(), None, &creds()).unwrap();
+    push_branch(
+        &first_run,
+        &forge.url,
+        &bot_branch(),
+        &head(&first_run),
+        None,
+        &creds(),
+    )
+    .unwrap();
 
     let retry = forge.job_worktree("run-2");
     let second = commit_fix(&retry, "job-1", &fixed_lib(2));
     assert_ne!(first, second);
-    let pushed = push_branch(&retry, &forge.url, &bot_branch(), Some(first), &creds()).unwrap();
+    let pushed = push_branch(
+        &retry,
+        &forge.url,
+        &bot_branch(),
+        &head(&retry),
+        Some(first),
+        &creds(),
+    )
+    .unwrap();
     assert_eq!(pushed, second);
     assert_eq!(forge.tip(BOT_BRANCH).unwrap(), second.as_str());
 }
@@ -397,11 +426,27 @@ fn pushing_a_tip_the_forge_already_has_changes_nothing() {
     let forge = Forge::new();
     let workspace = forge.job_worktree("job-1");
     let commit = commit_fix(&workspace, "job-1", &fixed_lib(1));
-    push_branch(&workspace, &forge.url, &bot_branch(), None, &creds()).unwrap();
+    push_branch(
+        &workspace,
+        &forge.url,
+        &bot_branch(),
+        &head(&workspace),
+        None,
+        &creds(),
+    )
+    .unwrap();
     forge.server.clear_requests();
 
     // The job crashed after pushing and before recording it: it retries with no expected tip.
-    let pushed = push_branch(&workspace, &forge.url, &bot_branch(), None, &creds()).unwrap();
+    let pushed = push_branch(
+        &workspace,
+        &forge.url,
+        &bot_branch(),
+        &head(&workspace),
+        None,
+        &creds(),
+    )
+    .unwrap();
     assert_eq!(pushed, commit);
     assert!(
         !forge
@@ -422,7 +467,15 @@ fn a_branch_holding_someone_elses_commit_is_refused_and_left_alone() {
     let workspace = forge.job_worktree("job-1");
     commit_fix(&workspace, "job-1", &fixed_lib(1));
 
-    let error = push_branch(&workspace, &forge.url, &bot_branch(), None, &creds()).unwrap_err();
+    let error = push_branch(
+        &workspace,
+        &forge.url,
+        &bot_branch(),
+        &head(&workspace),
+        None,
+        &creds(),
+    )
+    .unwrap_err();
     assert_eq!(error.failure_code(), FailureCode::BranchExists);
     assert_eq!(
         error.to_string(),
@@ -439,7 +492,15 @@ fn a_branch_moved_since_the_job_pushed_it_is_refused_and_left_alone() {
     let forge = Forge::new();
     let workspace = forge.job_worktree("job-1");
     let ours = commit_fix(&workspace, "job-1", &fixed_lib(1));
-    push_branch(&workspace, &forge.url, &bot_branch(), None, &creds()).unwrap();
+    push_branch(
+        &workspace,
+        &forge.url,
+        &bot_branch(),
+        &head(&workspace),
+        None,
+        &creds(),
+    )
+    .unwrap();
     let theirs = forge.upstream.commit(
         BOT_BRANCH,
         &[("review.txt", "a reviewer's fixup\n")],
@@ -452,6 +513,7 @@ fn a_branch_moved_since_the_job_pushed_it_is_refused_and_left_alone() {
         &retry,
         &forge.url,
         &bot_branch(),
+        &head(&retry),
         Some(ours.clone()),
         &creds(),
     )
@@ -484,8 +546,15 @@ fn pushing_to_the_default_branch_is_refused() {
     workspace.commit_all(&message, &bot(), &bot()).unwrap();
     let main = BranchName::new("main").unwrap();
 
-    let error =
-        push_branch(&workspace, &forge.url, &main, Some(sha(&before)), &creds()).unwrap_err();
+    let error = push_branch(
+        &workspace,
+        &forge.url,
+        &main,
+        &head(&workspace),
+        Some(sha(&before)),
+        &creds(),
+    )
+    .unwrap_err();
     assert_eq!(error.failure_code(), FailureCode::InvalidInput);
     assert_eq!(
         error.to_string(),
@@ -498,18 +567,63 @@ fn pushing_to_the_default_branch_is_refused() {
 }
 
 #[test]
-fn pushing_a_branch_the_workspace_does_not_have_is_refused() {
+fn pushing_a_commit_the_workspace_does_not_have_is_refused() {
     let forge = Forge::new();
     let workspace = forge.job_worktree("job-1");
     forge.server.clear_requests();
-    let error = push_branch(&workspace, &forge.url, &bot_branch(), None, &creds()).unwrap_err();
+    let unknown = sha("0123456789abcdef0123456789abcdef01234567");
+    let error = push_branch(
+        &workspace,
+        &forge.url,
+        &bot_branch(),
+        &unknown,
+        None,
+        &creds(),
+    )
+    .unwrap_err();
     assert_eq!(
         error.to_string(),
-        format!("branch {BOT_BRANCH} does not exist")
+        format!("commit {unknown} does not exist in this repository")
     );
     assert!(
         forge.server.requests().is_empty(),
         "checked before any request"
+    );
+}
+
+#[test]
+fn the_push_sends_the_recorded_commit_to_the_computed_url_whatever_the_work_tree_says() {
+    let forge = Forge::new();
+    let decoy = Forge::new();
+    let workspace = forge.job_worktree("job-1");
+    let recorded = commit_fix(&workspace, "job-1", &fixed_lib(1));
+    // A command that ran in the tree moved the branch and rewrote the remote in .git/config.
+    let moved = commit_fix(&workspace, "job-1", &fixed_lib(2));
+    let config = workspace.root().join(".git/config");
+    let mut text = fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "[url \"{}\"]\n\tinsteadOf = {}\n\tpushInsteadOf = {}\n",
+        decoy.url, forge.url, forge.url
+    ));
+    fs::write(&config, text).unwrap();
+    decoy.server.clear_requests();
+
+    let pushed = push_branch(
+        &workspace,
+        &forge.url,
+        &bot_branch(),
+        &recorded,
+        None,
+        &creds(),
+    )
+    .unwrap();
+
+    assert_eq!(pushed, recorded);
+    assert_ne!(pushed, moved);
+    assert_eq!(forge.tip(BOT_BRANCH).unwrap(), recorded.to_string());
+    assert!(
+        decoy.server.requests().is_empty(),
+        "the decoy remote was never contacted"
     );
 }
 
@@ -523,7 +637,15 @@ fn a_push_the_forge_declines_is_reported_with_the_forge_s_reason() {
     let workspace = forge.job_worktree("job-1");
     commit_fix(&workspace, "job-1", &fixed_lib(1));
 
-    let error = push_branch(&workspace, &forge.url, &bot_branch(), None, &creds()).unwrap_err();
+    let error = push_branch(
+        &workspace,
+        &forge.url,
+        &bot_branch(),
+        &head(&workspace),
+        None,
+        &creds(),
+    )
+    .unwrap_err();
     assert_eq!(error.failure_code(), FailureCode::GitConflict);
     assert_eq!(
         error.to_string(),
@@ -543,7 +665,15 @@ fn the_bot_deletes_its_branch_when_it_is_still_where_the_job_left_it() {
     let forge = Forge::new();
     let workspace = forge.job_worktree("job-1");
     let commit = commit_fix(&workspace, "job-1", &fixed_lib(1));
-    push_branch(&workspace, &forge.url, &bot_branch(), None, &creds()).unwrap();
+    push_branch(
+        &workspace,
+        &forge.url,
+        &bot_branch(),
+        &head(&workspace),
+        None,
+        &creds(),
+    )
+    .unwrap();
 
     delete_remote_branch(&forge.url, &bot_branch(), commit.clone(), &creds()).unwrap();
     assert_eq!(forge.tip(BOT_BRANCH), None);
@@ -561,7 +691,15 @@ fn a_branch_someone_moved_is_not_deleted() {
     let forge = Forge::new();
     let workspace = forge.job_worktree("job-1");
     let ours = commit_fix(&workspace, "job-1", &fixed_lib(1));
-    push_branch(&workspace, &forge.url, &bot_branch(), None, &creds()).unwrap();
+    push_branch(
+        &workspace,
+        &forge.url,
+        &bot_branch(),
+        &head(&workspace),
+        None,
+        &creds(),
+    )
+    .unwrap();
     let theirs = forge
         .upstream
         .commit(BOT_BRANCH, &[("keep.txt", "keep\n")], "keep this");
@@ -641,6 +779,7 @@ fn a_wrong_token_fails_a_push_with_permission_denied_and_changes_nothing() {
         &workspace,
         &forge.url,
         &bot_branch(),
+        &head(&workspace),
         None,
         &creds_with("ghs_wrong"),
     )
@@ -666,6 +805,7 @@ fn a_token_without_write_access_fails_the_push_with_permission_denied() {
         &workspace,
         &forge.url,
         &bot_branch(),
+        &head(&workspace),
         None,
         &creds_with(READ_ONLY_TOKEN),
     )
@@ -743,10 +883,26 @@ fn after_a_whole_job_the_token_is_nowhere_on_disk_and_only_ever_sent_as_basic_au
     let forge = Forge::new();
     let workspace = forge.job_worktree("job-1");
     let first = commit_fix(&workspace, "job-1", &fixed_lib(1));
-    push_branch(&workspace, &forge.url, &bot_branch(), None, &creds()).unwrap();
+    push_branch(
+        &workspace,
+        &forge.url,
+        &bot_branch(),
+        &head(&workspace),
+        None,
+        &creds(),
+    )
+    .unwrap();
     let retry = forge.job_worktree("job-1-retry");
     let second = commit_fix(&retry, "job-1", &fixed_lib(2));
-    push_branch(&retry, &forge.url, &bot_branch(), Some(first), &creds()).unwrap();
+    push_branch(
+        &retry,
+        &forge.url,
+        &bot_branch(),
+        &head(&retry),
+        Some(first),
+        &creds(),
+    )
+    .unwrap();
     delete_remote_branch(&forge.url, &bot_branch(), second, &creds()).unwrap();
     let _ = forge.cache.sync(
         "github/octocat/hello",

@@ -92,6 +92,7 @@ fn the_example_parses_and_writes_every_key_the_configuration_has() {
         fail_on_warnings: false,
         cwd: ".".into(),
         env: Default::default(),
+        network: true,
     };
     let mut in_struct = keys_of(&example);
     in_struct.extend(
@@ -113,6 +114,8 @@ fn the_example_means_what_its_comments_say() {
     let example = parsed(EXAMPLE);
     assert_eq!(example.validate.len(), 2);
     assert_eq!(example.validate[0].run, ["cargo", "build", "--all-targets"]);
+    assert_eq!(example.setup[0].run, ["cargo", "fetch"]);
+    assert!(!example.validate[0].network, "no network unless asked for");
     assert_eq!(example.validate[1].cwd, ".", "cwd defaults to the root");
     assert_eq!(
         example.validate[1].timeout(),

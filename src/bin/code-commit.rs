@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use autofix::code_commit::{self, Settings};
+use autofix::exec::{Limits, Sandbox, SandboxMode};
 use clap::Parser;
 
 /// Asks Gemini for `^^^path` file replacements to carry out query.txt, applies them, runs
@@ -19,6 +20,10 @@ struct Args {
     /// The project folder (default: the current directory).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
+    /// Run build.sh in a bubblewrap sandbox: no network, only the project folder writable,
+    /// gemini-key.txt and everything outside the folder out of its reach.
+    #[arg(long)]
+    sandbox: bool,
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -31,8 +36,19 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let settings = match Settings::from_env(project, |name| std::env::var(name).ok()) {
-        Ok(settings) => settings,
+    let settings = match Settings::from_env(project.clone(), |name| std::env::var(name).ok()) {
+        Ok(settings) => Settings {
+            sandbox: args.sandbox.then(|| {
+                Sandbox::new(
+                    SandboxMode::Bwrap,
+                    "bwrap",
+                    &[],
+                    &[project.join(code_commit::KEY_FILE)],
+                    Limits::default(),
+                )
+            }),
+            ..settings
+        },
         Err(message) => {
             eprintln!("code-commit: error: {message}");
             return ExitCode::from(2);

@@ -19,6 +19,8 @@ pub struct BuildReport {
 pub struct BuildSettings {
     pub timeout: Duration,
     pub output_limit: usize,
+    /// The sandbox build.sh runs in, when asked for.
+    pub jail: Option<crate::exec::Jail>,
 }
 
 /// Runs `./build.sh` in `project` as the program itself (its shebang decides the interpreter).
@@ -34,6 +36,7 @@ pub fn run_build(project: &Path, settings: &BuildSettings) -> BuildReport {
             .collect(),
         env_set: Vec::new(),
         output_limit: settings.output_limit,
+        jail: settings.jail.clone(),
     };
     match exec::run(&spec) {
         Err(error) => BuildReport {

@@ -3,17 +3,19 @@
 
 pub mod repo;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use secrecy::SecretString;
 use serde::Deserialize;
 
+use crate::exec::{Limits, Sandbox, SandboxMode};
 use crate::llm::{ProviderConfig, ProviderKind};
 
 /// The defaults, compiled in so the binary needs no file beside it.
 pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");
-const ENV_PREFIX: &str = "AUTOFIX__";
+/// The prefix of every configuration variable.
+pub const ENV_PREFIX: &str = "AUTOFIX__";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -28,6 +30,10 @@ pub struct ServiceConfig {
     pub github: GitHubSection,
     pub gitlab: GitLabSection,
     pub bot: BotSection,
+    /// The files the configuration was read from (the `--config` file and every `…_FILE`
+    /// secret): never visible to a sandboxed command.
+    #[serde(skip)]
+    pub source_files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -112,6 +118,13 @@ pub struct LlmSection {
 pub struct ExecSection {
     pub default_timeout_secs: u64,
     pub output_limit_bytes: usize,
+    pub sandbox: SandboxMode,
+    pub bwrap: String,
+    pub toolchain_paths: Vec<String>,
+    pub max_processes: u64,
+    pub max_memory_bytes: u64,
+    pub max_file_size_bytes: u64,
+    pub core_dumps: bool,
 }
 
 impl GitHubSection {
@@ -145,6 +158,7 @@ impl ServiceConfig {
         file: Option<(&str, &str)>,
         vars: impl IntoIterator<Item = (String, String)>,
     ) -> Result<ServiceConfig, ConfigError> {
+        let mut source_files = Vec::new();
         let mut merged: toml::Table = DEFAULT_TOML
             .parse()
             .map_err(|err| ConfigError(format!("the built-in defaults do not parse: {err}")))?;
@@ -153,14 +167,66 @@ impl ServiceConfig {
                 .parse()
                 .map_err(|err| ConfigError(format!("{name} is not valid TOML: {err}")))?;
             merge(&mut merged, overlay, "")?;
+            source_files.push(PathBuf::from(name));
         }
         for (name, value) in vars {
-            if let Some(key) = name.strip_prefix(ENV_PREFIX) {
-                set_from_env(&mut merged, &name, key, &value)?;
+            let Some(key) = name.strip_prefix(ENV_PREFIX) else {
+                continue;
+            };
+            match secret_file_key(&merged, key) {
+                Some(secret_key) => {
+                    let secret = read_secret_file(&name, &value)?;
+                    set_from_env(&mut merged, &name, secret_key, &secret)?;
+                    source_files.push(PathBuf::from(value));
+                }
+                None => set_from_env(&mut merged, &name, key, &value)?,
             }
         }
-        ServiceConfig::deserialize(toml::Value::Table(merged))
-            .map_err(|err| ConfigError(err.message().to_string()))
+        let mut config = ServiceConfig::deserialize(toml::Value::Table(merged))
+            .map_err(|err| ConfigError(err.message().to_string()))?;
+        config.source_files = source_files;
+        Ok(config)
+    }
+
+    /// The sandbox for commands on repository content: the configured mode and limits, the
+    /// toolchains on PATH and `exec.toolchain_paths` visible, and the bot's own state hidden
+    /// (the workdir, the job store, the configuration and key files).
+    pub fn sandbox(&self) -> Sandbox {
+        let exec = &self.exec;
+        let mut hidden: Vec<PathBuf> = self.source_files.clone();
+        hidden.push(PathBuf::from(&self.workdir));
+        if !self.github.private_key_path.trim().is_empty() {
+            hidden.push(PathBuf::from(&self.github.private_key_path));
+        }
+        if let Some(file) = self.database_file() {
+            hidden.push(file);
+        }
+        let extra: Vec<PathBuf> = exec.toolchain_paths.iter().map(PathBuf::from).collect();
+        Sandbox::new(
+            exec.sandbox,
+            exec.bwrap.clone(),
+            &extra,
+            &hidden,
+            Limits {
+                processes: exec.max_processes,
+                address_space_bytes: exec.max_memory_bytes,
+                file_size_bytes: exec.max_file_size_bytes,
+                core_dumps: exec.core_dumps,
+            },
+        )
+    }
+
+    /// The SQLite file of the job store, when the store is one.
+    fn database_file(&self) -> Option<PathBuf> {
+        let url = self.database_url();
+        if url.contains("://") && !url.starts_with("sqlite:") {
+            return None;
+        }
+        let path = url
+            .trim_start_matches("sqlite://")
+            .trim_start_matches("sqlite:");
+        let path = path.split('?').next().unwrap_or(path);
+        (!path.is_empty()).then(|| PathBuf::from(path))
     }
 
     /// The job store's URL: a plain relative path is taken relative to `workdir`, so the
@@ -189,6 +255,32 @@ impl ServiceConfig {
             max_backoff: Duration::from_secs(llm.max_backoff_secs),
         }
     }
+}
+
+/// `GITHUB__TOKEN_FILE` → `GITHUB__TOKEN` when that key exists and holds a string: the
+/// Docker and Kubernetes convention of giving a secret as a file rather than in the environment.
+fn secret_file_key<'k>(table: &toml::Table, key: &'k str) -> Option<&'k str> {
+    let base = key
+        .strip_suffix("_FILE")
+        .or_else(|| key.strip_suffix("_file"))?;
+    let mut current = table;
+    let parts: Vec<String> = base.split("__").map(str::to_ascii_lowercase).collect();
+    let (last, sections) = parts.split_last()?;
+    for section in sections {
+        current = current.get(section)?.as_table()?;
+    }
+    matches!(
+        current.get(last),
+        Some(toml::Value::String(_) | toml::Value::Array(_))
+    )
+    .then_some(base)
+}
+
+/// The content of a secret file, without the line break editors leave at its end.
+fn read_secret_file(variable: &str, path: &str) -> Result<String, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|err| ConfigError(format!("{variable}: cannot read `{path}`: {err}")))?;
+    Ok(text.trim_end_matches(['\n', '\r']).to_string())
 }
 
 /// Lays `overlay` over `base`; a key the defaults do not have is refused by name.

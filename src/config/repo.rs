@@ -79,6 +79,9 @@ pub const BRANCH_PLACEHOLDERS: &[&str] = &["type", "number", "slug"];
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RepoConfig {
+    /// Commands run once per job on the base commit, before the model writes anything, with
+    /// network (`[[setup]]` tables): fetching dependencies.
+    pub setup: Vec<SetupStep>,
     /// The repository's own checks, run in order after every edit (`[[validate]]` tables).
     pub validate: Vec<ValidateStep>,
     pub repair: RepairSection,
@@ -112,6 +115,39 @@ pub struct ValidateStep {
     /// Plain, non-secret variables set for the command.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Whether the step may reach the network (the status comment and PR body say so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub network: bool,
+}
+
+/// One setup command: like a validation step, but run once, before any model-written code
+/// exists, always with network, to fetch what validation needs (`cargo fetch`, `npm ci`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetupStep {
+    pub name: String,
+    pub run: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    #[serde(default = "ValidateStep::root_cwd")]
+    pub cwd: String,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+impl SetupStep {
+    /// The step as a validation step with network: checked and run the same way.
+    pub fn as_step(&self) -> ValidateStep {
+        ValidateStep {
+            name: self.name.clone(),
+            run: self.run.clone(),
+            timeout_secs: self.timeout_secs,
+            fail_on_warnings: false,
+            cwd: self.cwd.clone(),
+            env: self.env.clone(),
+            network: true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -493,7 +529,26 @@ impl RepoConfig {
         root: &ProjectRoot,
         default_timeout: Duration,
     ) -> Result<Vec<ValidationCommand>, StepRefusal> {
-        self.validate
+        self.step_specs(&self.validate, root, default_timeout)
+    }
+
+    /// Every `[[setup]]` step as a command ready to run in `root` (with network).
+    pub fn setup_specs(
+        &self,
+        root: &ProjectRoot,
+        default_timeout: Duration,
+    ) -> Result<Vec<ValidationCommand>, StepRefusal> {
+        let steps: Vec<ValidateStep> = self.setup.iter().map(SetupStep::as_step).collect();
+        self.step_specs(&steps, root, default_timeout)
+    }
+
+    fn step_specs(
+        &self,
+        steps: &[ValidateStep],
+        root: &ProjectRoot,
+        default_timeout: Duration,
+    ) -> Result<Vec<ValidationCommand>, StepRefusal> {
+        steps
             .iter()
             .enumerate()
             .map(|(index, step)| {
@@ -511,6 +566,7 @@ impl RepoConfig {
                     name: step.name.clone(),
                     spec,
                     fail_on_warnings: step.fail_on_warnings,
+                    network: step.network,
                 })
             })
             .collect()
@@ -523,6 +579,8 @@ pub struct ValidationCommand {
     pub name: String,
     pub spec: CommandSpec,
     pub fail_on_warnings: bool,
+    /// Whether the sandbox lets it reach the network.
+    pub network: bool,
 }
 
 impl ValidationCommand {

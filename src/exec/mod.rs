@@ -1,16 +1,20 @@
 //! The command runner: argv only (never a shell), a timeout that kills the whole process
-//! group, interleaved output captured under a cap, and an environment allow-list.
+//! group, interleaved output captured under a cap, an environment allow-list, and the sandbox.
 
 mod capture;
 mod environment;
 mod program;
+pub mod sandbox;
 mod supervise;
 mod warnings;
 
 pub use environment::{DEFAULT_ENV_ALLOW, looks_like_secret};
+pub use sandbox::{Access, Jail, Limits, Sandbox, SandboxMode};
 pub use warnings::warning_lines;
 
-use std::io;
+use std::ffi::OsString;
+use std::io::{self, Read};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -33,6 +37,9 @@ pub struct CommandSpec {
     pub env_set: Vec<(String, String)>,
     /// Most bytes of output kept; the rest is counted and dropped (head and tail kept).
     pub output_limit: usize,
+    /// The sandbox and limits the command runs in; `None` runs it as this process's own child
+    /// with no limits (only for the user's own commands on the user's own files).
+    pub jail: Option<Jail>,
 }
 
 impl CommandSpec {
@@ -59,7 +66,14 @@ impl CommandSpec {
                 .collect(),
             env_set: Vec::new(),
             output_limit: Self::DEFAULT_OUTPUT_LIMIT,
+            jail: None,
         }
+    }
+
+    /// Runs the command in `jail` (confined unless its sandbox is turned off, limited always).
+    pub fn confined(mut self, jail: Jail) -> Self {
+        self.jail = Some(jail);
+        self
     }
 
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
@@ -165,6 +179,18 @@ pub enum ExecError {
         #[source]
         source: std::io::Error,
     },
+    /// The sandbox did not start, so the command never ran: the job fails closed.
+    #[error(
+        "the sandbox could not start `{program}`: {detail}; {}",
+        sandbox::HOW_TO_FIX
+    )]
+    SandboxUnavailable { program: String, detail: String },
+}
+
+impl ExecError {
+    pub fn is_sandbox_unavailable(&self) -> bool {
+        matches!(self, ExecError::SandboxUnavailable { .. })
+    }
 }
 
 /// The end of a command's output, where errors usually are: at most `limit` bytes, starting
@@ -202,9 +228,18 @@ pub fn run(spec: &CommandSpec) -> Result<CommandOutcome, ExecError> {
         ChildEnvironment::build(&spec.env_allow, &spec.env_set).map_err(spawn_error)?;
     let executable =
         program::resolve(&spec.program, &cwd, environment.path()).map_err(spawn_error)?;
-    let (pipe, mut child) =
-        spawn_retrying_busy(spec, &executable, &cwd, &environment).map_err(spawn_error)?;
-    tracing::debug!(program = %spec.program, cwd = %cwd.display(), pid = child.id(), "command started");
+    let launch = Launch::new(spec, executable, &cwd, &environment)?;
+    let (pipe, status, mut child) = spawn_retrying_busy(&launch).map_err(|source| {
+        if launch.confined {
+            ExecError::SandboxUnavailable {
+                program: spec.program.clone(),
+                detail: format!("cannot start `{}`: {source}", launch.executable.display()),
+            }
+        } else {
+            spawn_error(source)
+        }
+    })?;
+    tracing::debug!(program = %spec.program, cwd = %cwd.display(), pid = child.id(), confined = launch.confined, "command started");
 
     let ended = supervise::supervise(&mut child, pipe, spec.timeout, spec.output_limit).map_err(
         |error| {
@@ -214,6 +249,15 @@ pub fn run(spec: &CommandSpec) -> Result<CommandOutcome, ExecError> {
             ))
         },
     )?;
+    if let Some(status) = status
+        && !sandbox_started(status)
+        && !ended.timed_out
+    {
+        return Err(ExecError::SandboxUnavailable {
+            program: spec.program.clone(),
+            detail: ended.output.text.trim().to_string(),
+        });
+    }
     let outcome = CommandOutcome {
         exit_code: ended.exit_code,
         signal: ended.signal,
@@ -227,6 +271,79 @@ pub fn run(spec: &CommandSpec) -> Result<CommandOutcome, ExecError> {
     Ok(outcome)
 }
 
+/// Whether bubblewrap reported starting the command on its status descriptor. It writes the
+/// child's pid there once every namespace and mount is in place, and nothing when setting up
+/// failed (no user namespaces, a mount refused).
+fn sandbox_started(mut status: io::PipeReader) -> bool {
+    let mut text = String::new();
+    let _ = status.read_to_string(&mut text);
+    text.contains("\"child-pid\"")
+}
+
+/// The descriptor bubblewrap writes its status to, inside the child before exec.
+const STATUS_FD: i32 = 3;
+
+/// Everything `exec` needs, worked out before forking: what to execute with which argv and
+/// environment, and the limits to set.
+struct Launch {
+    executable: PathBuf,
+    arg0: OsString,
+    args: Vec<OsString>,
+    cwd: PathBuf,
+    variables: Vec<(OsString, OsString)>,
+    limits: Vec<(libc::__rlimit_resource_t, libc::rlim_t)>,
+    confined: bool,
+}
+
+impl Launch {
+    fn new(
+        spec: &CommandSpec,
+        executable: PathBuf,
+        cwd: &Path,
+        environment: &ChildEnvironment,
+    ) -> Result<Launch, ExecError> {
+        let mut variables: Vec<(OsString, OsString)> = environment
+            .variables()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        let plain = |executable: PathBuf, variables| Launch {
+            executable,
+            arg0: OsString::from(&spec.program),
+            args: spec.args.iter().map(OsString::from).collect(),
+            cwd: cwd.to_path_buf(),
+            variables,
+            limits: spec
+                .jail
+                .as_ref()
+                .map(|jail| jail.sandbox().limits().settings())
+                .unwrap_or_default(),
+            confined: false,
+        };
+        let Some(jail) = spec
+            .jail
+            .as_ref()
+            .filter(|jail| jail.sandbox().is_confined())
+        else {
+            return Ok(plain(executable, variables));
+        };
+        jail.adjust_environment(&mut variables);
+        let bwrap = program::resolve(jail.sandbox().program(), cwd, environment.path()).map_err(
+            |source| ExecError::SandboxUnavailable {
+                program: spec.program.clone(),
+                detail: format!("bubblewrap (`{}`): {source}", jail.sandbox().program()),
+            },
+        )?;
+        let mut args = jail.bwrap_args(cwd, STATUS_FD);
+        args.push(executable.into_os_string());
+        args.extend(spec.args.iter().map(OsString::from));
+        Ok(Launch {
+            arg0: OsString::from("bwrap"),
+            args,
+            confined: true,
+            ..plain(bwrap, variables)
+        })
+    }
+}
 /// [`run`] on tokio's blocking pool. Dropping the future does not stop the command; its own
 /// timeout does.
 pub async fn run_async(spec: CommandSpec) -> Result<CommandOutcome, ExecError> {
@@ -251,15 +368,10 @@ const BUSY_FIRST_PAUSE: Duration = Duration::from_millis(5);
 /// [`spawn`], retried while the kernel reports the program "text file busy". A script written
 /// just before (by the edit step) stays open for writing in any child another thread forked
 /// meanwhile, until that child execs; the refusal lasts only that long.
-fn spawn_retrying_busy(
-    spec: &CommandSpec,
-    executable: &Path,
-    cwd: &Path,
-    environment: &ChildEnvironment,
-) -> io::Result<(io::PipeReader, Child)> {
+fn spawn_retrying_busy(launch: &Launch) -> io::Result<Spawned> {
     let mut pause = BUSY_FIRST_PAUSE;
     for _ in 0..BUSY_RETRIES {
-        match spawn(spec, executable, cwd, environment) {
+        match spawn(launch) {
             Err(error) if error.kind() == io::ErrorKind::ExecutableFileBusy => {
                 std::thread::sleep(pause);
                 pause *= 2;
@@ -267,33 +379,71 @@ fn spawn_retrying_busy(
             result => return result,
         }
     }
-    spawn(spec, executable, cwd, environment)
+    spawn(launch)
 }
 
+/// The output pipe's read end, the sandbox's status pipe (when confined) and the child.
+type Spawned = (io::PipeReader, Option<io::PipeReader>, Child);
+
 /// Starts the command with both output streams on the write end of one pipe, and returns the
-/// read end. The parent's copies of the write end are gone when this returns (the `Command`
-/// holding them is dropped), so end of file means every process that inherited it is done.
-fn spawn(
-    spec: &CommandSpec,
-    executable: &Path,
-    cwd: &Path,
-    environment: &ChildEnvironment,
-) -> io::Result<(io::PipeReader, Child)> {
+/// read end. The parent's copies of the write ends are gone when this returns (the `Command`
+/// holding them is dropped), so end of file means every process that inherited them is done.
+fn spawn(launch: &Launch) -> io::Result<Spawned> {
     let (reader, writer) = io::pipe()?;
-    let mut command = Command::new(executable);
+    let mut command = Command::new(&launch.executable);
     command
-        .arg0(&spec.program)
-        .args(&spec.args)
-        .current_dir(cwd)
+        .arg0(&launch.arg0)
+        .args(&launch.args)
+        .current_dir(&launch.cwd)
         .env_clear()
-        .envs(environment.variables())
+        .envs(launch.variables.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
         .stderr(writer)
         .process_group(0);
     die_with_the_caller(&mut command);
+    limit(&mut command, launch.limits.clone());
+    let status_pipe = if launch.confined {
+        let (status_reader, status_writer) = io::pipe()?;
+        hand_over_status_fd(&mut command, status_writer.as_raw_fd());
+        Some((status_reader, status_writer))
+    } else {
+        None
+    };
     let child = command.spawn()?;
-    Ok((reader, child))
+    drop(command);
+    // Only the child (bubblewrap) keeps the write end: end of file means it is gone.
+    let status = status_pipe.map(|(status_reader, _status_writer)| status_reader);
+    Ok((reader, status, child))
+}
+
+/// Sets the command's resource limits (hard and soft) before it starts.
+fn limit(command: &mut Command, settings: Vec<(libc::__rlimit_resource_t, libc::rlim_t)>) {
+    if settings.is_empty() {
+        return;
+    }
+    // SAFETY: the closure only calls setrlimit on a vector allocated before the fork.
+    unsafe {
+        command.pre_exec(move || sandbox::limits::apply(&settings));
+    }
+}
+
+/// Puts the status pipe's write end at [`STATUS_FD`] in the child, open across exec.
+fn hand_over_status_fd(command: &mut Command, fd: i32) {
+    // SAFETY: dup2 and fcntl are async-signal-safe; nothing is allocated.
+    unsafe {
+        command.pre_exec(move || {
+            if fd == STATUS_FD {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags < 0 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            } else if libc::dup2(fd, STATUS_FD) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Has the kernel SIGKILL the command when the thread that started it dies, as every thread does

@@ -9,6 +9,19 @@ use super::{CommitSha, Workspace};
 impl Workspace {
     /// `git diff <base>` of the work tree, with new untracked files shown in full.
     pub fn diff_from(&self, base: &CommitSha) -> Result<String, GitError> {
+        self.diff_of(base, None)
+    }
+
+    /// [`diff_from`](Self::diff_from) limited to exactly `paths`: the job's own files, without
+    /// what setup commands left in the tree.
+    pub fn diff_paths_from(&self, base: &CommitSha, paths: &[String]) -> Result<String, GitError> {
+        if paths.is_empty() {
+            return Ok(String::new());
+        }
+        self.diff_of(base, Some(paths))
+    }
+
+    fn diff_of(&self, base: &CommitSha, paths: Option<&[String]>) -> Result<String, GitError> {
         let tree = self
             .find_commit(base)?
             .tree()
@@ -19,6 +32,12 @@ impl Workspace {
             .recurse_untracked_dirs(true)
             .show_untracked_content(true)
             .context_lines(3);
+        if let Some(paths) = paths {
+            options.disable_pathspec_match(true);
+            for path in paths {
+                options.pathspec(path);
+            }
+        }
         let diff = self
             .repo
             .diff_tree_to_workdir_with_index(Some(&tree), Some(&mut options))

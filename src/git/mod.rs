@@ -4,9 +4,11 @@
 mod branch;
 mod branch_name;
 mod commit;
+mod contents;
 mod diff;
 mod error;
 mod ids;
+mod isolation;
 mod message;
 pub mod remote;
 mod rollback;
@@ -16,6 +18,7 @@ mod workspace;
 
 pub use branch::BranchOutcome;
 pub use branch_name::{BRANCH_NAME_MAX_LEN, BranchName, BranchTemplate, DEFAULT_BRANCH_TEMPLATE};
+pub use contents::FileContent;
 pub use error::{DIRTY_PATHS_LISTED, DirtyKind, DirtyPath, GitError, RemoteOperation};
 pub use ids::{CommitSha, Identity};
 pub use message::{CommitKind, CommitMessage, JOB_TRAILER, SUBJECT_PATTERN};

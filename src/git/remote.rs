@@ -31,28 +31,39 @@ pub fn remote_branch_tip(
     Ok(listing.tip(branch))
 }
 
-/// Pushes the workspace's local `branch` to the same branch of `url` and returns the commit
-/// pushed. Force-with-lease: the remote branch must be absent or at `expected_remote` (the tip
-/// this job pushed before), else [`GitError::RemoteBranchMoved`]; the server checks the same
-/// tip atomically when it applies the push. The forge's default branch is never pushed to.
+/// Pushes `commit` (the one the job recorded, whatever the local branch points to now) to
+/// `branch` of `url` and returns it. Force-with-lease: the remote branch must be absent or at
+/// `expected_remote` (the tip this job pushed before), else [`GitError::RemoteBranchMoved`];
+/// the server checks the same tip atomically when it applies the push. The forge's default
+/// branch is never pushed to.
+///
+/// The push reads only the workspace's objects, never its configuration: nothing written into
+/// `.git/config` (an `insteadOf`, a push URL) can send it, or the token, anywhere but `url`.
 pub fn push_branch(
     workspace: &Workspace,
     url: &str,
     branch: &BranchName,
+    commit: &CommitSha,
     expected_remote: Option<CommitSha>,
     creds: &GitCredentials,
 ) -> Result<CommitSha, GitError> {
     let url = RemoteUrl::parse(url)?;
-    let local_tip = local_branch_tip(workspace, branch)?;
+    workspace.find_commit(commit)?;
+    let local_tip = commit.clone();
     let listing = RemoteListing::read(&url, creds, RemoteOperation::Push)?;
     listing.refuse_default_branch(branch, &url, "push to")?;
     let update = RefUpdate {
         url: &url,
         branch,
-        refspec: format!("+{0}:{0}", branch.full_ref()),
+        refspec: format!("+{local_tip}:{}", branch.full_ref()),
         operation: RemoteOperation::Push,
     };
-    update.run(&workspace.repo, creds, |actual| match actual {
+    let objects_only = workspace
+        .repo
+        .odb()
+        .and_then(Repository::from_odb)
+        .map_err(GitError::git("open the job's objects to push from"))?;
+    update.run(&objects_only, creds, |actual| match actual {
         Some(actual) if *actual == local_tip => Lease::AlreadyDone,
         // Recreating the bot's branch that someone deleted overwrites nobody's work.
         None => Lease::Granted,
@@ -239,18 +250,4 @@ fn advertised_heads(heads: &[git2::RemoteHead<'_>]) -> Vec<(String, CommitSha)> 
         .filter(|head| head.name().starts_with("refs/heads/"))
         .map(|head| (head.name().to_string(), CommitSha::from_oid(head.oid())))
         .collect()
-}
-
-fn local_branch_tip(workspace: &Workspace, branch: &BranchName) -> Result<CommitSha, GitError> {
-    let local = workspace
-        .find_local_branch(branch)?
-        .ok_or_else(|| GitError::BranchNotFound {
-            name: branch.to_string(),
-        })?;
-    let oid = local
-        .get()
-        .peel_to_commit()
-        .map_err(GitError::git(format!("read the tip of branch {branch}")))?
-        .id();
-    Ok(CommitSha::from_oid(oid))
 }

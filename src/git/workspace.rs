@@ -27,6 +27,7 @@ impl Workspace {
     /// Opens the repository whose work tree is exactly `path`. A subdirectory of a work tree is
     /// refused: rollback cleans the whole work tree, which must be what the caller named.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, GitError> {
+        super::isolation::ignore_user_and_system_config();
         let path = path.as_ref();
         let not_a_repository = |detail: String| GitError::NotARepository {
             path: path.to_path_buf(),
@@ -54,6 +55,7 @@ impl Workspace {
     /// Clones a local repository (a path or a `file://` URL) into `dest`, which must not exist
     /// or be an empty directory, and opens the clone. Network URLs are refused for now.
     pub fn clone_local(source: &str, dest: impl AsRef<Path>) -> Result<Self, GitError> {
+        super::isolation::ignore_user_and_system_config();
         let dest = dest.as_ref();
         check_local_source(source)?;
         check_clone_destination(dest)?;

@@ -19,6 +19,8 @@ pub struct Checkout {
     pub config_source: Option<PathBuf>,
     /// Built-in denied paths plus the repository's `[paths] deny`.
     pub protected: ProtectedPaths,
+    /// The repository's `[[setup]]` steps, ready to run (with network).
+    pub setup: Vec<ValidationCommand>,
     /// The repository's `[[validate]]` steps, ready to run.
     pub validation: Vec<ValidationCommand>,
 }
@@ -41,15 +43,25 @@ impl Checkout {
         let protected = config
             .protected_paths(&root)
             .map_err(|err| invalid(err.to_string()))?;
-        let validation = config
-            .validation_specs(&root, default_timeout)
-            .map_err(|err| invalid(err.to_string()))?
-            .into_iter()
-            .map(|mut command| {
-                command.spec = command.spec.with_output_limit(output_limit);
-                command
-            })
-            .collect();
+        let with_limit = |commands: Vec<ValidationCommand>| -> Vec<ValidationCommand> {
+            commands
+                .into_iter()
+                .map(|mut command| {
+                    command.spec = command.spec.with_output_limit(output_limit);
+                    command
+                })
+                .collect()
+        };
+        let setup = with_limit(
+            config
+                .setup_specs(&root, default_timeout)
+                .map_err(|err| invalid(err.to_string()))?,
+        );
+        let validation = with_limit(
+            config
+                .validation_specs(&root, default_timeout)
+                .map_err(|err| invalid(err.to_string()))?,
+        );
         Ok(Checkout {
             workspace,
             root,
@@ -57,6 +69,7 @@ impl Checkout {
             config,
             config_source: source,
             protected,
+            setup,
             validation,
         })
     }

@@ -1,6 +1,7 @@
 //! `autofix fix`: the whole pipeline on a local repository — preflight, triage, plan, feature
 //! branch, edit ⇄ validate (repair) ⇄ audit, one commit; on failure, everything put back.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -13,16 +14,18 @@ use super::issue::Issue;
 use super::plan::{self, Plan};
 use super::prompts::{Feedback, edit_prompt};
 use super::run_log::RunLog;
+use super::sanitise;
 use super::test_report::{self, CommandReport, TestReport};
 use super::triage::{self, Triage};
 use crate::config::repo::{RepoConfig, ValidationCommand};
 use crate::edits::apply::{self, ApplyError, ApplyPolicy};
 use crate::edits::detect;
 use crate::edits::paths::{self, ProjectRoot, ProtectedPaths};
-use crate::exec;
+use crate::exec::{self, Access, ExecError, Jail, Sandbox};
 use crate::failure::FailureCode;
 use crate::git::{
-    BranchName, BranchOutcome, CommitKind, CommitMessage, CommitSha, Identity, Workspace, slugify,
+    BranchName, BranchOutcome, CommitKind, CommitMessage, CommitSha, FileContent, Identity,
+    Workspace, slugify,
 };
 use crate::llm::{LlmProvider, LlmRequest};
 use crate::redact::Redactor;
@@ -50,8 +53,13 @@ pub struct FixOptions {
     pub default_validate_timeout: Duration,
     pub output_limit: usize,
     pub context_tokens: usize,
-    /// Hides every secret the process knows from the artifacts.
+    /// Hides every secret the process knows from the artifacts and from what the model reads.
     pub redactor: Redactor,
+    /// Where the repository's setup and validation commands run.
+    pub sandbox: Sandbox,
+    /// The job's cache folder: writable by `[[setup]]`, read-only to validation, named to both
+    /// as `CACHE_DIR`. `None`: a folder beside the artifacts.
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// How the run ended, as written to `RESULT.json`.
@@ -77,6 +85,8 @@ pub struct FixSummary {
     pub validation: Vec<CommandReport>,
     /// The end of the output of the command that failed last (secrets redacted).
     pub failure_output_tail: Option<String>,
+    /// Commands that ran with network: every `[[setup]]` step and `network = true` validation.
+    pub networked_commands: Vec<String>,
     pub artifacts: PathBuf,
 }
 
@@ -130,6 +140,7 @@ pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSumma
         changed_files: Vec::new(),
         validation: Vec::new(),
         failure_output_tail: None,
+        networked_commands: Vec::new(),
         artifacts: artifacts.clone(),
     };
     let outcome = match preflight(options, workspace, &log) {
@@ -143,6 +154,8 @@ pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSumma
                 summary: &mut summary,
                 started: Instant::now(),
                 round: 0,
+                applied: BTreeMap::new(),
+                setup_outputs: Vec::new(),
             };
             job.run().await
         }
@@ -175,6 +188,23 @@ fn read_issue_file(path: &std::path::Path) -> Result<Issue, String> {
     Issue::parse(&text)
 }
 
+/// The issue with what a reader does not see taken out of its title and body (HTML comments,
+/// invisible and bidi characters, image alt text), each removal listed in the run log.
+fn sanitised(issue: Issue, log: &RunLog) -> Issue {
+    let (title, title_removals) = sanitise::sanitise(&issue.title);
+    let (body, body_removals) = sanitise::sanitise(&issue.body);
+    for (part, removals) in [("title", title_removals), ("body", body_removals)] {
+        for removal in removals {
+            log.line(&format!("issue {part}: {removal}"));
+        }
+    }
+    Issue {
+        title,
+        body,
+        ..issue
+    }
+}
+
 /// What the job starts from once preflight has passed.
 struct Ready {
     workspace: Workspace,
@@ -183,7 +213,9 @@ struct Ready {
     number: u64,
     config: RepoConfig,
     protected: ProtectedPaths,
+    setup: Vec<ValidationCommand>,
     validation: Vec<ValidationCommand>,
+    cache_dir: PathBuf,
     instructions: String,
     original_branch: BranchName,
     baseline: CommitSha,
@@ -201,6 +233,7 @@ fn preflight(
         IssueInput::Given(issue) => issue.clone(),
         IssueInput::File(path) => read_issue_file(path).map_err(invalid)?,
     };
+    let issue = sanitised(issue, log);
     let number = options.issue_number.or(issue.number).ok_or_else(|| {
         invalid("the issue has no number: give one in the file or with --issue-number".into())
     })?;
@@ -213,6 +246,7 @@ fn preflight(
         config,
         config_source,
         protected,
+        setup,
         validation,
     } = Checkout::prepare(
         workspace.map_err(git)?,
@@ -236,6 +270,20 @@ fn preflight(
         .collect::<Vec<_>>()
         .join("\n\n");
     log.line(&format!("baseline: {baseline} on {original_branch}"));
+    let sandbox = &options.sandbox;
+    log.line(&format!(
+        "sandbox: {}{}",
+        sandbox.mode().as_str(),
+        if sandbox.is_confined() {
+            ""
+        } else {
+            " (commands run unconfined: exec.sandbox = \"none\")"
+        }
+    ));
+    let cache_dir = options
+        .cache_dir
+        .clone()
+        .unwrap_or_else(|| log.dir().join("cache"));
     Ok(Ready {
         workspace,
         root,
@@ -243,7 +291,9 @@ fn preflight(
         number,
         config,
         protected,
+        setup,
         validation,
+        cache_dir,
         instructions,
         original_branch,
         baseline,
@@ -260,6 +310,11 @@ struct Job<'a> {
     started: Instant,
     /// Number of LLM exchanges so far, for artifact names.
     round: u32,
+    /// Every file the model's applied edits wrote, with its content (`None`: deleted): all
+    /// that will be committed, whatever commands leave in the tree.
+    applied: BTreeMap<String, Option<String>>,
+    /// What `[[setup]]` left in the tree (dependencies): kept, never committed.
+    setup_outputs: Vec<String>,
 }
 
 impl Job<'_> {
@@ -275,9 +330,13 @@ impl Job<'_> {
         let plan = self.plan(&triage, &repo_files).await?;
         let (branch, outcome) = self.branch(&triage).await?;
         let work_base = outcome.head().clone();
-        let result = self
-            .edit_until_accepted(&plan, &repo_files, &work_base)
-            .await;
+        let result = match self.setup() {
+            Ok(()) => {
+                self.edit_until_accepted(&plan, &repo_files, &work_base)
+                    .await
+            }
+            Err(failed) => Err(failed),
+        };
         match result {
             Ok(()) => self.commit(&triage, &plan, &branch),
             Err(failed) => {
@@ -526,6 +585,7 @@ impl Job<'_> {
             Ok(files) => {
                 for file in &files {
                     self.log.line(&format!("{stage}: {}", file.summary()));
+                    self.applied.insert(file.path.clone(), file.after.clone());
                 }
                 Ok(Ok(()))
             }
@@ -537,31 +597,37 @@ impl Job<'_> {
     }
 
     /// Runs the repository's validation commands in order, stopping at the first failure,
-    /// whose output tail is returned for the next prompt.
+    /// whose output tail is returned for the next prompt. Afterwards the tree holds the model's
+    /// work and nothing else the commands wrote.
     fn validate(&mut self) -> Result<(TestReport, Option<String>), Failed> {
+        let result = self.run_validation();
+        self.keep_only_the_model_work("validate")?;
+        result
+    }
+
+    fn run_validation(&mut self) -> Result<(TestReport, Option<String>), Failed> {
         let root = self.ready.workspace.root();
         let mut report = TestReport::default();
         let mut failing_tail = None;
-        for ValidationCommand {
-            name,
-            spec,
-            fail_on_warnings,
-        } in &self.ready.validation
-        {
+        for command in &self.ready.validation {
             self.check_budget("validate")?;
             let started = SystemTime::now();
-            let mut command = vec![spec.program.clone()];
-            command.extend(spec.args.iter().cloned());
-            let outcome = exec::run(spec).map_err(|err| {
-                Failed::new(FailureCode::ValidationFailed, "validate", err.to_string())
-            })?;
+            let argv = argv_of(command);
+            let outcome = self.run_confined("validate", command, Access::ReadOnly)?;
             self.log
-                .write_command_log(name, &outcome.output)
+                .write_command_log(&command.name, &outcome.output)
                 .map_err(io_failure("validate"))?;
-            let entry =
-                test_report::report_for(name, &command, &outcome, root, started, *fail_on_warnings);
+            let entry = test_report::report_for(
+                &command.name,
+                &argv,
+                &outcome,
+                root,
+                started,
+                command.fail_on_warnings,
+            );
             self.log.line(&format!(
-                "validate: {name} {} ({})",
+                "validate: {} {} ({})",
+                command.name,
                 if entry.passed { "passed" } else { "FAILED" },
                 outcome.describe()
             ));
@@ -582,6 +648,169 @@ impl Job<'_> {
         Ok((report, failing_tail))
     }
 
+    /// Runs the repository's `[[setup]]` commands once, on the base commit, with network and
+    /// the job's cache writable. What they leave in the tree is kept for validation and never
+    /// committed.
+    fn setup(&mut self) -> Result<(), Failed> {
+        if self.ready.setup.is_empty() {
+            return Ok(());
+        }
+        let cache = &self.ready.cache_dir;
+        std::fs::create_dir_all(cache).map_err(|err| {
+            Failed::new(
+                FailureCode::Preflight,
+                "setup",
+                format!("cannot create the cache folder {}: {err}", cache.display()),
+            )
+        })?;
+        for command in &self.ready.setup {
+            self.check_budget("setup")?;
+            let outcome = self.run_confined("setup", command, Access::Writable)?;
+            self.log
+                .write_command_log(&format!("setup-{}", command.name), &outcome.output)
+                .map_err(io_failure("setup"))?;
+            self.log.line(&format!(
+                "setup: {} {} ({})",
+                command.name,
+                if outcome.success() {
+                    "passed"
+                } else {
+                    "FAILED"
+                },
+                outcome.describe()
+            ));
+            if !outcome.success() {
+                self.summary.failure_output_tail = Some(
+                    self.options
+                        .redactor
+                        .redact(&exec::output_tail(&outcome.output, FEEDBACK_TAIL_BYTES)),
+                );
+                let code = if outcome.timed_out {
+                    FailureCode::Timeout
+                } else {
+                    FailureCode::ValidationFailed
+                };
+                return Err(Failed::new(
+                    code,
+                    "setup",
+                    format!("`{}` failed", argv_of(command).join(" ")),
+                ));
+            }
+        }
+        let ws = &self.ready.workspace;
+        self.setup_outputs = ws
+            .changed_paths()
+            .map_err(|err| Failed::new(err.failure_code(), "setup", err.to_string()))?;
+        if !self.setup_outputs.is_empty() {
+            self.log.line(&format!(
+                "setup: left {} file(s) in the tree, kept for validation and never committed",
+                self.setup_outputs.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs one repository command in the job's sandbox: the work tree writable, its `.git` not,
+    /// the cache folder with `cache` access, the network only when the step asks for it.
+    fn run_confined(
+        &mut self,
+        stage: &'static str,
+        command: &ValidationCommand,
+        cache: Access,
+    ) -> Result<exec::CommandOutcome, Failed> {
+        let ready = self.ready;
+        let mut jail: Jail = self
+            .options
+            .sandbox
+            .jail(ready.workspace.root())
+            .with_network(command.network);
+        let mut spec = command.spec.clone();
+        if ready.cache_dir.is_dir() {
+            jail = jail.with_dir(&ready.cache_dir, cache);
+            spec = spec.with_env("CACHE_DIR", ready.cache_dir.display().to_string());
+        }
+        if command.network {
+            let line = format!("{} (`{}`)", command.name, argv_of(command).join(" "));
+            if !self.summary.networked_commands.contains(&line) {
+                self.summary.networked_commands.push(line);
+            }
+        }
+        exec::run(&spec.confined(jail)).map_err(|err| match err {
+            ExecError::SandboxUnavailable { .. } => Failed::new(
+                FailureCode::SandboxUnavailable,
+                stage,
+                self.options.redactor.redact(&err.to_string()),
+            ),
+            ExecError::Spawn { .. } => Failed::new(
+                FailureCode::ValidationFailed,
+                stage,
+                self.options.redactor.redact(&err.to_string()),
+            ),
+        })
+    }
+
+    /// Puts the tree back to the model's work: a file the model wrote that a command changed
+    /// gets the model's content again, and anything else a command changed or left (besides
+    /// what setup fetched) is discarded. Each is listed in the run log.
+    fn keep_only_the_model_work(&mut self, stage: &'static str) -> Result<(), Failed> {
+        let ws = &self.ready.workspace;
+        let failed =
+            |err: crate::git::GitError| Failed::new(err.failure_code(), stage, err.to_string());
+        for (path, content) in &self.applied {
+            let absolute = ws.root().join(path);
+            let on_disk = std::fs::symlink_metadata(&absolute)
+                .ok()
+                .filter(|metadata| metadata.is_file())
+                .and_then(|_| std::fs::read(&absolute).ok());
+            let wanted = content.as_ref().map(|text| text.as_bytes());
+            if on_disk.as_deref() == wanted
+                && std::fs::symlink_metadata(&absolute).is_ok() == wanted.is_some()
+            {
+                continue;
+            }
+            self.log.line(&format!(
+                "{stage}: `{path}` was changed by a command; restored the model's version"
+            ));
+            let restored = match wanted {
+                Some(bytes) => {
+                    if std::fs::symlink_metadata(&absolute).is_ok_and(|m| m.is_dir()) {
+                        let _ = std::fs::remove_dir_all(&absolute);
+                    }
+                    apply::write_atomically(&absolute, bytes)
+                }
+                None => std::fs::remove_file(&absolute).or_else(|err| {
+                    if err.kind() == std::io::ErrorKind::NotFound {
+                        Ok(())
+                    } else {
+                        std::fs::remove_dir_all(&absolute)
+                    }
+                }),
+            };
+            restored.map_err(|err| {
+                Failed::new(
+                    FailureCode::Preflight,
+                    stage,
+                    format!("cannot restore `{path}`: {err}"),
+                )
+            })?;
+        }
+        let left: Vec<String> = ws
+            .changed_paths()
+            .map_err(failed)?
+            .into_iter()
+            .filter(|path| !self.applied.contains_key(path) && !self.setup_outputs.contains(path))
+            .collect();
+        if left.is_empty() {
+            return Ok(());
+        }
+        for path in &left {
+            self.log.line(&format!(
+                "{stage}: discarded `{path}`, which a command left in the tree"
+            ));
+        }
+        ws.discard(&left).map_err(failed)
+    }
+
     async fn audit(
         &mut self,
         plan: &Plan,
@@ -589,9 +818,10 @@ impl Job<'_> {
         report: &TestReport,
     ) -> Result<Review, Failed> {
         let ready = self.ready;
+        let paths: Vec<String> = self.applied.keys().cloned().collect();
         let diff = ready
             .workspace
-            .diff_from(work_base)
+            .diff_paths_from(work_base, &paths)
             .map_err(|err| Failed::new(err.failure_code(), "audit", err.to_string()))?;
         let prompt = audit::prompt(&ready.issue, plan, &diff, report);
         let text = self.ask("audit", prompt).await?;
@@ -628,12 +858,16 @@ impl Job<'_> {
             Some(&self.job_id()),
         )
         .map_err(failed)?;
-        let mut changed = ready.workspace.changed_paths().map_err(failed)?;
-        changed.sort();
-        self.summary.changed_files = changed;
+        let files = files_to_commit(self.ready, &self.applied, "commit")?;
+        self.summary.changed_files = files.iter().map(|(path, _)| path.to_string()).collect();
         let sha = ready
             .workspace
-            .commit_all(&message, &self.options.identity, &self.options.identity)
+            .commit_contents(
+                &message,
+                &files,
+                &self.options.identity,
+                &self.options.identity,
+            )
             .map_err(failed)?;
         self.log
             .line(&format!("commit: {sha} on {branch}: {}", message.subject()));
@@ -671,13 +905,13 @@ impl Job<'_> {
         }
     }
 
-    /// Commits whatever changed as a work-in-progress commit on the feature branch.
+    /// Commits the model's work so far as a work-in-progress commit on the feature branch.
     fn keep_work_in_progress(&mut self) -> bool {
         let ready = self.ready;
-        let Ok(changed) = ready.workspace.changed_paths() else {
+        let Ok(files) = files_to_commit(self.ready, &self.applied, "commit") else {
             return false;
         };
-        if changed.is_empty() {
+        if files.is_empty() {
             return false;
         }
         let Ok(message) = CommitMessage::new(
@@ -691,10 +925,17 @@ impl Job<'_> {
         ) else {
             return false;
         };
-        ready
+        let committed = ready
             .workspace
-            .commit_all(&message, &self.options.identity, &self.options.identity)
-            .is_ok()
+            .commit_contents(
+                &message,
+                &files,
+                &self.options.identity,
+                &self.options.identity,
+            )
+            .is_ok();
+        let _ = self.keep_only_the_model_work("commit");
+        committed
     }
 
     /// One LLM exchange for `stage`, with its prompt and answer kept as artifacts.
@@ -702,6 +943,9 @@ impl Job<'_> {
         self.check_budget(stage)?;
         self.round += 1;
         let stem = format!("{:02}-{stage}", self.round);
+        // The prompt quotes command output and files a command may have written: what the
+        // model reads is what the artifact shows, secrets redacted.
+        let prompt = self.options.redactor.redact(&prompt);
         self.log
             .write_text(&format!("rounds/{stem}-prompt.txt"), &prompt)
             .map_err(io_failure(stage))?;
@@ -753,6 +997,40 @@ impl Job<'_> {
         }
         Ok(())
     }
+}
+
+fn argv_of(command: &ValidationCommand) -> Vec<String> {
+    let mut argv = vec![command.spec.program.clone()];
+    argv.extend(command.spec.args.iter().cloned());
+    argv
+}
+
+/// The model's files as they will be committed, each checked against the denied paths
+/// again: no path a rule protects is committed, however it got into the list.
+fn files_to_commit<'a>(
+    ready: &Ready,
+    applied: &'a BTreeMap<String, Option<String>>,
+    stage: &'static str,
+) -> Result<Vec<FileContent<'a>>, Failed> {
+    let mut files = Vec::new();
+    for (path, content) in applied {
+        if let Some(rule) = ready.protected.rule_for(path, false) {
+            return Err(Failed::new(
+                FailureCode::WriteScopeViolation,
+                stage,
+                format!("`{path}` may not be committed: it is protected by `{rule}`"),
+            ));
+        }
+        let unchanged_from_head = ready
+            .workspace
+            .head_file(path)
+            .ok()
+            .is_some_and(|head| head.as_deref() == content.as_ref().map(|t| t.as_bytes()));
+        if !unchanged_from_head {
+            files.push((path.as_str(), content.as_ref().map(|text| text.as_bytes())));
+        }
+    }
+    Ok(files)
 }
 
 fn io_failure(stage: &'static str) -> impl Fn(String) -> Failed {

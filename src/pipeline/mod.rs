@@ -10,6 +10,7 @@ pub mod issue;
 pub mod plan;
 pub mod prompts;
 mod run_log;
+pub mod sanitise;
 pub mod test_report;
 pub mod triage;
 

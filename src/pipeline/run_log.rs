@@ -35,6 +35,11 @@ impl RunLog {
         })
     }
 
+    /// The artifact folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Appends one line to `run.log`; a log that cannot be written is not worth failing a job.
     pub fn line(&self, text: &str) {
         let line = format!(

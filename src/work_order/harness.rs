@@ -45,6 +45,8 @@ pub struct RunOptions {
     pub default_validate_timeout: Duration,
     /// Hides every secret the process knows from the artifacts.
     pub redactor: Redactor,
+    /// The sandbox the acceptance and verification commands run in.
+    pub sandbox: crate::exec::Sandbox,
 }
 
 /// The finished run: its summary and where it was written.
@@ -96,6 +98,7 @@ pub async fn run(options: &RunOptions, llm: &dyn LlmProvider) -> Result<RunOutco
                 baseline: &ready.baseline,
                 verify: &ready.verify,
                 protected: &ready.protected,
+                sandbox_failed: std::cell::Cell::new(false),
                 run_dir: &run_dir,
                 summary: &mut summary,
             };
@@ -196,6 +199,8 @@ struct Runner<'a> {
     protected: &'a ProtectedPaths,
     run_dir: &'a RunDir,
     summary: &'a mut RunSummary,
+    /// Set when a command could not run because the sandbox did not start.
+    sandbox_failed: std::cell::Cell<bool>,
 }
 
 impl Runner<'_> {
@@ -237,6 +242,10 @@ impl Runner<'_> {
                     self.summary.failure_stage = Some(failed.stage);
                     record.failure_brief = Some(failed.clone());
                     self.summary.attempts.push(record);
+                    if failed.code == FailureCode::SandboxUnavailable {
+                        // No attempt can pass while no command can run.
+                        return Ok(());
+                    }
                     brief = Some(failed);
                 }
             }
@@ -252,7 +261,13 @@ impl Runner<'_> {
         dir: &AttemptDir,
         record: &mut AttemptRecord,
     ) -> Result<Option<FailureBrief>, String> {
-        let prompt = attempt_prompt(self.workspace.root(), self.order, index, brief);
+        // What leaves the process is redacted, like every artifact.
+        let prompt = self.options.redactor.redact(&attempt_prompt(
+            self.workspace.root(),
+            self.order,
+            index,
+            brief,
+        ));
         dir.write_text("prompt.txt", &prompt)?;
         let request = LlmRequest {
             stage: if index == 1 { "edit" } else { "repair" }.to_string(),
@@ -396,6 +411,7 @@ impl Runner<'_> {
                 .with_timeout(self.options.command_timeout)
                 .with_output_limit(self.options.output_limit),
                 fail_on_warnings: false,
+                network: false,
             })
             .collect();
         let phases = [
@@ -418,7 +434,9 @@ impl Runner<'_> {
                 let passed = result.passed;
                 results.push(result.clone());
                 if !passed {
-                    let code = if result.timed_out {
+                    let code = if self.sandbox_failed.get() {
+                        FailureCode::SandboxUnavailable
+                    } else if result.timed_out {
                         FailureCode::Timeout
                     } else {
                         FailureCode::ValidationFailed
@@ -450,7 +468,12 @@ impl Runner<'_> {
         dir: &AttemptDir,
         command: &ValidationCommand,
     ) -> Result<(CmdResult, String), String> {
-        let spec = &command.spec;
+        let jail = self
+            .options
+            .sandbox
+            .jail(self.workspace.root())
+            .with_network(command.network);
+        let spec = &command.spec.clone().confined(jail);
         let (output, exit_code, timed_out, seconds, passed) = match exec::run(spec) {
             Ok(outcome) => {
                 let mut output = outcome.output.clone();
@@ -465,7 +488,12 @@ impl Runner<'_> {
                     command.passed(&outcome),
                 )
             }
-            Err(error) => (format!("{error}\n"), None, false, 0.0, false),
+            Err(error) => {
+                if error.is_sandbox_unavailable() {
+                    self.sandbox_failed.set(true);
+                }
+                (format!("{error}\n"), None, false, 0.0, false)
+            }
         };
         let log = dir.write_log(&command.name, &output)?;
         let mut argv = vec![spec.program.clone()];

@@ -34,6 +34,8 @@ pub struct WorkerSettings {
     pub default_validate_timeout: Duration,
     pub output_limit: usize,
     pub context_tokens: usize,
+    /// Where the repository's commands run.
+    pub sandbox: crate::exec::Sandbox,
 }
 
 /// Everything a job needs, shared by every worker.

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use autofix::exec::{Limits, Sandbox, SandboxMode};
 use autofix::forge::Forge;
 use autofix::forge::github_api::{
     GitHubAuth, GitHubClient, GitHubClientConfig, RetryPolicy as GitHubRetry,
@@ -146,16 +147,29 @@ impl BotTester {
         )
         .expect("a GitLab client for the fake");
         let gitlab: Arc<dyn Forge> = Arc::new(client);
-        Self::start(FakeForge::GitLab(forge), git, None, Some(gitlab), &token).await
+        Self::start(
+            FakeForge::GitLab(forge),
+            git,
+            None,
+            Some(gitlab),
+            &token,
+            SandboxMode::Bwrap,
+        )
+        .await
     }
 
     /// The bot against a fake GitHub with a personal token that also opens the git remotes
     /// (as `x-access-token`).
     pub async fn github() -> BotTester {
+        Self::github_in(SandboxMode::Bwrap).await
+    }
+
+    /// [`github`](Self::github) with the repository's commands run in a sandbox of `mode`.
+    pub async fn github_in(mode: SandboxMode) -> BotTester {
         let forge = FakeGitHub::start(axum::Router::new());
         forge.set_token(GITHUB_TOKEN, GITHUB_BOT);
         let auth = GitHubAuth::Token(SecretString::from(GITHUB_TOKEN));
-        Self::github_with(forge, auth, GITHUB_TOKEN).await
+        Self::github_with(forge, auth, GITHUB_TOKEN, mode).await
     }
 
     /// The bot as a GitHub App installed on every repository of the fake: it signs a JWT, trades
@@ -167,10 +181,15 @@ impl BotTester {
             app_id: GITHUB_APP_ID,
             private_key_pem: secrecy::SecretSlice::from(test_app_private_key()),
         };
-        Self::github_with(forge, auth, FIRST_INSTALLATION_TOKEN).await
+        Self::github_with(forge, auth, FIRST_INSTALLATION_TOKEN, SandboxMode::Bwrap).await
     }
 
-    async fn github_with(forge: FakeGitHub, auth: GitHubAuth, git_token: &str) -> BotTester {
+    async fn github_with(
+        forge: FakeGitHub,
+        auth: GitHubAuth,
+        git_token: &str,
+        mode: SandboxMode,
+    ) -> BotTester {
         let git = GitHttpServer::start(GitHttpAuth {
             username: "x-access-token".into(),
             token: git_token.into(),
@@ -187,7 +206,15 @@ impl BotTester {
         };
         let client = GitHubClient::new(config).expect("a GitHub client for the fake");
         let github: Arc<dyn Forge> = Arc::new(client);
-        Self::start(FakeForge::GitHub(forge), git, Some(github), None, git_token).await
+        Self::start(
+            FakeForge::GitHub(forge),
+            git,
+            Some(github),
+            None,
+            git_token,
+            mode,
+        )
+        .await
     }
 
     async fn start(
@@ -196,8 +223,16 @@ impl BotTester {
         github: Option<Arc<dyn Forge>>,
         gitlab: Option<Arc<dyn Forge>>,
         token: &str,
+        mode: SandboxMode,
     ) -> BotTester {
         let workdir = tempfile::tempdir().expect("a workdir");
+        let sandbox = Sandbox::new(
+            mode,
+            "bwrap",
+            &[],
+            &[workdir.path().to_path_buf()],
+            Limits::default(),
+        );
         let store = Store::open_sqlite(&workdir.path().join("autofix.db"))
             .await
             .expect("the job store opens");
@@ -235,6 +270,7 @@ impl BotTester {
                 default_validate_timeout: Duration::from_secs(120),
                 output_limit: 256 * 1024,
                 context_tokens: 20_000,
+                sandbox,
             },
             redactor,
         ));

@@ -7,7 +7,9 @@ use std::fmt;
 use ignore::gitignore::GitignoreBuilder;
 
 use super::commands::{self, CommandRefusal};
-use super::{BRANCH_PLACEHOLDERS, BUILTIN_DENIED_PATHS, RepoConfig, render_branch};
+use super::{
+    BRANCH_PLACEHOLDERS, BUILTIN_DENIED_PATHS, RepoConfig, SetupStep, ValidateStep, render_branch,
+};
 use crate::edits::paths::{PathRefusal, normalise};
 use crate::exec::looks_like_secret;
 use crate::git::CommitKind;
@@ -183,9 +185,20 @@ fn tidy(config: &mut RepoConfig) {
 }
 
 fn check_validate(config: &RepoConfig, problems: &mut Problems) {
+    check_steps(config, "validate", &config.validate, problems);
+    let setup: Vec<ValidateStep> = config.setup.iter().map(SetupStep::as_step).collect();
+    check_steps(config, "setup", &setup, problems);
+}
+
+fn check_steps(
+    config: &RepoConfig,
+    section: &str,
+    steps: &[ValidateStep],
+    problems: &mut Problems,
+) {
     let mut names: HashMap<&str, usize> = HashMap::new();
-    for (index, step) in config.validate.iter().enumerate() {
-        let key = KeyPath::root().key("validate").index(index);
+    for (index, step) in steps.iter().enumerate() {
+        let key = KeyPath::root().key(section).index(index);
         check_step_name(&step.name, &key.key("name"), problems);
         if !step.name.trim().is_empty()
             && let Some(first) = names.insert(step.name.as_str(), index)
@@ -193,7 +206,7 @@ fn check_validate(config: &RepoConfig, problems: &mut Problems) {
             problems.add(
                 key.key("name"),
                 format!(
-                    "`{}` is already the name of validate[{first}]; names must be unique",
+                    "`{}` is already the name of {section}[{first}]; names must be unique",
                     step.name
                 ),
             );

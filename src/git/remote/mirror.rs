@@ -194,6 +194,38 @@ fn create_mirror(
     Ok(default_branch)
 }
 
+/// Removes every `url.*.insteadOf`/`pushInsteadOf` and push URL from the mirror's own config:
+/// the fetch goes to the URL autofix computed, and nothing written there (by a command of an
+/// older autofix, or by hand) can point it, or its token, elsewhere.
+fn forget_redirects(repo: &Repository) -> Result<(), GitError> {
+    let failed = GitError::git("remove redirections from the mirror's config");
+    let config = repo.config().map_err(&failed)?;
+    let mut local = config
+        .open_level(git2::ConfigLevel::Local)
+        .map_err(&failed)?;
+    let mut names = Vec::new();
+    {
+        let mut entries = local.entries(None).map_err(&failed)?;
+        while let Some(entry) = entries.next() {
+            let entry = entry.map_err(&failed)?;
+            let Some(name) = entry.name() else { continue };
+            let lower = name.to_ascii_lowercase();
+            let redirects = (lower.starts_with("url.")
+                && (lower.ends_with(".insteadof") || lower.ends_with(".pushinsteadof")))
+                || (lower.starts_with("remote.") && lower.ends_with(".pushurl"));
+            if redirects && !names.contains(&name.to_string()) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    for name in names {
+        tracing::warn!(mirror = %repo.path().display(), key = %name, "removed a redirection from the mirror's config");
+        local.remove_multivar(&name, ".*").map_err(&failed)?;
+    }
+    drop(config);
+    Ok(())
+}
+
 /// Fetches every branch (pruning those deleted upstream) and points the mirror's HEAD at the
 /// forge's default branch, which it returns.
 fn fetch_into(
@@ -202,6 +234,7 @@ fn fetch_into(
     creds: &GitCredentials,
 ) -> Result<Option<String>, GitError> {
     ensure_network_timeouts();
+    forget_redirects(repo)?;
     let recorded = repo
         .find_remote(REMOTE_NAME)
         .map_err(GitError::git("read the mirror's origin"))?

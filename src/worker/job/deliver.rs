@@ -55,8 +55,11 @@ impl JobRun {
         self.checkpoint.push_intent = Some(fixed.commit.clone());
         self.save(stage, &format!("pushing {} to {branch}", fixed.commit))
             .await?;
-        let pushed = crate::git::push_branch(&workspace, url, &branch, expected, credentials)
-            .map_err(git_stop(stage))?;
+        // The commit the checkpoint recorded, never whatever the branch points to now.
+        let commit = CommitSha::parse(&fixed.commit).map_err(git_stop(stage))?;
+        let pushed =
+            crate::git::push_branch(&workspace, url, &branch, &commit, expected, credentials)
+                .map_err(git_stop(stage))?;
         self.checkpoint.pushed = Some(pushed.to_string());
         self.mark_done(Step::Pushed, format!("`{branch}`"));
         self.save(stage, &format!("pushed {pushed} to {branch}"))

@@ -57,6 +57,12 @@ impl JobRun {
             notes: Vec::new(),
             outcome: None,
         };
+        if !self.ctx.settings.sandbox.is_confined() {
+            self.checkpoint
+                .status
+                .notes
+                .push(UNCONFINED_NOTE.to_owned());
+        }
         self.checkpoint.issue = Some(Issue {
             number: Some(info.number.0),
             title: info.title,
@@ -171,6 +177,8 @@ impl JobRun {
             output_limit: self.ctx.settings.output_limit,
             context_tokens: self.ctx.settings.context_tokens,
             redactor: self.redactor.clone(),
+            sandbox: self.ctx.settings.sandbox.clone(),
+            cache_dir: Some(self.job_dir().join("cache")),
         };
         let summary = fix::fix(&options, self.ctx.llm.as_ref())
             .await
@@ -201,6 +209,12 @@ impl JobRun {
         let config = RepoConfig::load(workspace.root())
             .map(|loaded| loaded.config)
             .unwrap_or_default();
+        for command in &summary.networked_commands {
+            let note = format!("`{command}` ran with network access, as `.autofix.toml` asks.");
+            if !self.checkpoint.status.notes.contains(&note) {
+                self.checkpoint.status.notes.push(note);
+            }
+        }
         let passed = summary.validation.len();
         let detail = format!("{passed} command(s) passed, {} repair(s)", summary.repairs);
         self.checkpoint.fixed = Some(FixedChange {
@@ -221,6 +235,11 @@ impl JobRun {
             .await
     }
 }
+
+/// Said in every status comment and pull request while the operator has turned the sandbox off.
+pub(super) const UNCONFINED_NOTE: &str = "The repository's commands ran **unconfined**: this \
+autofix runs with `exec.sandbox = \"none\"`, so they could reach the network and the bot's \
+files.";
 
 /// `github/octocat/Hello-World`: where the repository's mirror lives under the cache.
 fn mirror_key(repo: &RepoRef) -> String {
