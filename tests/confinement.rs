@@ -109,6 +109,11 @@ impl Run {
     }
 }
 
+/// The probe got nothing: not one `LEAK` line.
+fn assert_blocked(run: &Run) {
+    assert_eq!(run.leaks(), Vec::<String>::new(), "{}", run.probe_output());
+}
+
 /// Runs `autofix fix` on `repo` with the model adding `probe`, the sandbox in `mode`.
 fn fix(repo: &Repo, probe: &str, mode: &str, env: &[(&str, String)]) -> Run {
     let mut env = env.to_vec();
@@ -181,12 +186,7 @@ fn environments_of_the_bot_and_its_neighbours_are_out_of_reach() {
 
     let repo = repository(&[]);
     let confined = fix(&repo, &probe(ENVIRON_PROBE), "bwrap", &[]);
-    assert_eq!(
-        confined.leaks(),
-        Vec::<String>::new(),
-        "{}",
-        confined.probe_output()
-    );
+    assert_blocked(&confined);
     assert_eq!(
         confined.result()["committed"],
         true,
@@ -235,12 +235,7 @@ fn the_memory_of_the_bot_is_out_of_reach() {
 
     let repo = repository(&[]);
     let confined = fix(&repo, &probe(MEMORY_PROBE), "bwrap", &[]);
-    assert_eq!(
-        confined.leaks(),
-        Vec::<String>::new(),
-        "{}",
-        confined.probe_output()
-    );
+    assert_blocked(&confined);
 }
 
 // --- 3: files outside the work tree ---------------------------------------------------------
@@ -385,12 +380,7 @@ fn the_configuration_the_key_the_credentials_the_store_and_other_jobs_are_out_of
     );
 
     let confined = fix_with_config(&repository(&[]), &files, "bwrap");
-    assert_eq!(
-        confined.leaks(),
-        Vec::<String>::new(),
-        "{}",
-        confined.probe_output()
-    );
+    assert_blocked(&confined);
     assert_eq!(
         confined.probe_output().matches("BLOCKED").count(),
         5,
@@ -435,12 +425,7 @@ fn validation_reaches_no_network_not_even_loopback() {
     received.lock().unwrap().clear();
 
     let confined = fix(&repository(&[]), &network_probe(port), "bwrap", &[]);
-    assert_eq!(
-        confined.leaks(),
-        Vec::<String>::new(),
-        "{}",
-        confined.probe_output()
-    );
+    assert_blocked(&confined);
     std::thread::sleep(Duration::from_millis(300));
     assert!(
         received.lock().unwrap().is_empty(),
