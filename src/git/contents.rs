@@ -5,37 +5,39 @@ use std::io;
 use std::path::Path;
 
 use git2::build::CheckoutBuilder;
-use git2::{IndexEntry, IndexTime, Oid};
+use git2::{ErrorCode, IndexEntry, IndexTime, Oid};
 
-use super::{CommitMessage, CommitSha, GitError, Identity, Workspace};
+use super::{BranchName, CommitMessage, CommitSha, GitError, Identity, Workspace};
 
 /// A file as the job wants it committed: its content, or `None` for a deletion.
 pub type FileContent<'a> = (&'a str, Option<&'a [u8]>);
 
 /// Git's mode for an ordinary file.
 const REGULAR_FILE: u32 = 0o100_644;
+/// How often, and after what pause, a branch ref that is locked is tried again.
+const LOCKED_RETRIES: u32 = 5;
+const LOCKED_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
 
 impl Workspace {
-    /// Commits `files` (paths relative to the root) with exactly the given contents on the
-    /// checked-out branch, whatever the work tree holds: a command that rewrote one of them, or
-    /// left other files behind, changes nothing in the commit. A file keeps its mode in HEAD.
+    /// Commits `files` (paths relative to the root) with exactly the given contents on top of
+    /// `parent`, and points `branch` (checked out) at the commit, whatever the work tree, the
+    /// index or HEAD hold: a command that rewrote a file, left others behind or moved the branch
+    /// changes nothing in the commit. A file keeps its mode in `parent`.
     pub fn commit_contents(
         &self,
+        branch: &BranchName,
+        parent: &CommitSha,
         message: &CommitMessage,
         files: &[FileContent<'_>],
-        author: &Identity,
-        committer: &Identity,
+        identity: &Identity,
     ) -> Result<CommitSha, GitError> {
-        if self.is_detached()? {
-            return Err(GitError::DetachedHead {
-                at: self.head_commit()?,
-            });
-        }
-        let head = self.find_commit(&self.head_commit()?)?;
+        let parent = self.find_commit(parent)?;
         let index_error = GitError::git("stage the job's files");
-        let head_tree = head.tree().map_err(GitError::git("read HEAD's tree"))?;
+        let parent_tree = parent
+            .tree()
+            .map_err(GitError::git("read the parent's tree"))?;
         let mut index = self.repo.index().map_err(&index_error)?;
-        index.read_tree(&head_tree).map_err(&index_error)?;
+        index.read_tree(&parent_tree).map_err(&index_error)?;
         for (path, content) in files {
             match content {
                 Some(bytes) => {
@@ -54,41 +56,66 @@ impl Workspace {
             }
         }
         let tree_id = index.write_tree().map_err(&index_error)?;
-        if tree_id == head.tree_id() {
+        if tree_id == parent.tree_id() {
             return Err(GitError::EmptyCommit {
-                parent: head.id().to_string(),
+                parent: parent.id().to_string(),
             });
         }
         index.write().map_err(&index_error)?;
         let tree = self.repo.find_tree(tree_id).map_err(&index_error)?;
+        let signature = identity.signature()?;
         let oid = self
             .repo
             .commit(
-                Some("HEAD"),
-                &author.signature()?,
-                &committer.signature()?,
+                None,
+                &signature,
+                &signature,
                 &message.to_string(),
                 &tree,
-                &[&head],
+                &[&parent],
             )
             .map_err(GitError::git("write the commit"))?;
+        self.point_branch_at(branch, oid)?;
         tracing::info!(commit = %oid, subject = message.subject(), files = files.len(), "committed");
         Ok(CommitSha::from_oid(oid))
     }
 
-    /// The content of `path` in HEAD's tree; `None` when HEAD has no such file.
-    pub fn head_file(&self, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+    /// Points `branch` at `commit` and checks it out, whatever it pointed at. A ref another
+    /// process holds locked for a moment is tried again a few times.
+    fn point_branch_at(&self, branch: &BranchName, commit: Oid) -> Result<(), GitError> {
+        let reference = format!("refs/heads/{branch}");
+        let mut tries = 0;
+        loop {
+            let pointed = self
+                .repo
+                .reference(&reference, commit, true, "autofix: commit the job's files")
+                .and_then(|_| self.repo.set_head(&reference));
+            match pointed {
+                Err(error) if error.code() == ErrorCode::Locked && tries < LOCKED_RETRIES => {
+                    tries += 1;
+                    std::thread::sleep(LOCKED_PAUSE);
+                }
+                other => {
+                    return other
+                        .map_err(GitError::git(format!("point {branch} at the new commit")));
+                }
+            }
+        }
+    }
+
+    /// The content of `path` in `commit`'s tree; `None` when it has no such file.
+    pub fn file_at(&self, commit: &CommitSha, path: &str) -> Result<Option<Vec<u8>>, GitError> {
         let tree = self
-            .find_commit(&self.head_commit()?)?
+            .find_commit(commit)?
             .tree()
-            .map_err(GitError::git("read HEAD's tree"))?;
+            .map_err(GitError::git(format!("read the tree of {commit}")))?;
         let Ok(entry) = tree.get_path(Path::new(path)) else {
             return Ok(None);
         };
         let blob = self
             .repo
             .find_blob(entry.id())
-            .map_err(GitError::git(format!("read `{path}` at HEAD")))?;
+            .map_err(GitError::git(format!("read `{path}` at {commit}")))?;
         Ok(Some(blob.content().to_vec()))
     }
 

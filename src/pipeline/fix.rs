@@ -338,7 +338,7 @@ impl Job<'_> {
             Err(failed) => Err(failed),
         };
         match result {
-            Ok(()) => self.commit(&triage, &plan, &branch),
+            Ok(()) => self.commit(&triage, &plan, &branch, &work_base),
             Err(failed) => {
                 self.put_back(&branch, &outcome, &work_base);
                 Err(failed)
@@ -836,7 +836,13 @@ impl Job<'_> {
         Ok(review)
     }
 
-    fn commit(&mut self, triage: &Triage, plan: &Plan, branch: &BranchName) -> Result<(), Failed> {
+    fn commit(
+        &mut self,
+        triage: &Triage,
+        plan: &Plan,
+        branch: &BranchName,
+        work_base: &CommitSha,
+    ) -> Result<(), Failed> {
         let ready = self.ready;
         let failed =
             |err: crate::git::GitError| Failed::new(err.failure_code(), "commit", err.to_string());
@@ -858,16 +864,11 @@ impl Job<'_> {
             Some(&self.job_id()),
         )
         .map_err(failed)?;
-        let files = files_to_commit(self.ready, &self.applied, "commit")?;
+        let files = files_to_commit(self.ready, &self.applied, work_base, "commit")?;
         self.summary.changed_files = files.iter().map(|(path, _)| path.to_string()).collect();
         let sha = ready
             .workspace
-            .commit_contents(
-                &message,
-                &files,
-                &self.options.identity,
-                &self.options.identity,
-            )
+            .commit_contents(branch, work_base, &message, &files, &self.options.identity)
             .map_err(failed)?;
         self.log
             .line(&format!("commit: {sha} on {branch}: {}", message.subject()));
@@ -883,7 +884,7 @@ impl Job<'_> {
         let ready = self.ready;
         let ws = &ready.workspace;
         let keep_branch = ready.config.branch.keep_on_failure;
-        if keep_branch && self.keep_work_in_progress() {
+        if keep_branch && self.keep_work_in_progress(branch, work_base) {
             self.log
                 .line(&format!("kept the work in progress on {branch}"));
         } else if let Err(err) = ws.rollback(work_base) {
@@ -906,9 +907,9 @@ impl Job<'_> {
     }
 
     /// Commits the model's work so far as a work-in-progress commit on the feature branch.
-    fn keep_work_in_progress(&mut self) -> bool {
+    fn keep_work_in_progress(&mut self, branch: &BranchName, work_base: &CommitSha) -> bool {
         let ready = self.ready;
-        let Ok(files) = files_to_commit(self.ready, &self.applied, "commit") else {
+        let Ok(files) = files_to_commit(self.ready, &self.applied, work_base, "commit") else {
             return false;
         };
         if files.is_empty() {
@@ -927,12 +928,7 @@ impl Job<'_> {
         };
         let committed = ready
             .workspace
-            .commit_contents(
-                &message,
-                &files,
-                &self.options.identity,
-                &self.options.identity,
-            )
+            .commit_contents(branch, work_base, &message, &files, &self.options.identity)
             .is_ok();
         let _ = self.keep_only_the_model_work("commit");
         committed
@@ -1005,11 +1001,12 @@ fn argv_of(command: &ValidationCommand) -> Vec<String> {
     argv
 }
 
-/// The model's files as they will be committed, each checked against the denied paths
-/// again: no path a rule protects is committed, however it got into the list.
+/// The model's files as they will be committed on top of `base`, each checked against the
+/// denied paths again: no path a rule protects is committed, however it got into the list.
 fn files_to_commit<'a>(
     ready: &Ready,
     applied: &'a BTreeMap<String, Option<String>>,
+    base: &CommitSha,
     stage: &'static str,
 ) -> Result<Vec<FileContent<'a>>, Failed> {
     let mut files = Vec::new();
@@ -1021,12 +1018,12 @@ fn files_to_commit<'a>(
                 format!("`{path}` may not be committed: it is protected by `{rule}`"),
             ));
         }
-        let unchanged_from_head = ready
+        let unchanged_from_base = ready
             .workspace
-            .head_file(path)
+            .file_at(base, path)
             .ok()
-            .is_some_and(|head| head.as_deref() == content.as_ref().map(|t| t.as_bytes()));
-        if !unchanged_from_head {
+            .is_some_and(|before| before.as_deref() == content.as_ref().map(|t| t.as_bytes()));
+        if !unchanged_from_base {
             files.push((path.as_str(), content.as_ref().map(|text| text.as_bytes())));
         }
     }
