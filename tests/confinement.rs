@@ -338,6 +338,18 @@ fn fix_with_args(
     args: &[&str],
     reviewed: bool,
 ) -> Run {
+    fix_prepared(repo, probe, env, args, reviewed, |_, _| {})
+}
+
+/// [`fix_with_args`] with a last say on the command and the artifacts folder before it runs.
+fn fix_prepared(
+    repo: &Repo,
+    probe: &str,
+    env: &[(&str, String)],
+    args: &[&str],
+    reviewed: bool,
+    prepare: impl FnOnce(&mut Command, &std::path::Path),
+) -> Run {
     let llm = ScriptedLlm::start();
     script_probe(&llm, probe, reviewed);
     let artifacts = tempfile::tempdir().unwrap();
@@ -348,7 +360,8 @@ fn fix_with_args(
             .to_string(),
     )
     .unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_autofix"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_autofix"));
+    command
         .arg("fix")
         .arg("--repo")
         .arg(repo.path())
@@ -362,9 +375,9 @@ fn fix_with_args(
         .env("AUTOFIX__LLM__MODEL", "claude-test")
         .env("AUTOFIX__LLM__API_KEY", LLM_KEY)
         .env("AUTOFIX__LLM__MAX_RETRIES", "0")
-        .envs(env.iter().map(|(name, value)| (*name, value.as_str())))
-        .output()
-        .unwrap();
+        .envs(env.iter().map(|(name, value)| (*name, value.as_str())));
+    prepare(&mut command, artifacts.path());
+    let output = command.output().unwrap();
     Run { output, artifacts }
 }
 
@@ -545,6 +558,78 @@ fn file_size_memory_processes_and_core_dumps_are_limited() {
         output.contains("LIMIT Max core file size 0 0 bytes"),
         "{output}"
     );
+}
+
+const FORK_BOMB_PROBE: &str = r#"
+import signal, time
+print('UID', os.getuid())
+children = []
+try:
+    while len(children) < 100:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        children.append(pid)
+    print('LEAK forked', len(children), 'processes')
+except OSError as error:
+    print('BLOCKED processes after', len(children), 'forks:', error.strerror)
+finally:
+    for pid in children:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+"#;
+
+/// The user `nobody`, which the kernel holds to `RLIMIT_NPROC` (root it does not).
+const NOBODY: u32 = 65_534;
+
+/// `autofix fix` as an unprivileged user: as `nobody` (owning the repository, the artifacts
+/// and a `HOME` of its own) when the tests run as root, as the current user otherwise.
+fn fix_unprivileged(probe: &str, max_processes: u32) -> Run {
+    use std::os::unix::process::CommandExt;
+    let repo = repository(&[]);
+    let home = tempfile::tempdir().unwrap();
+    let env = vec![
+        ("AUTOFIX__EXEC__SANDBOX", "bwrap".to_owned()),
+        ("AUTOFIX__EXEC__MAX_PROCESSES", max_processes.to_string()),
+        ("HOME", home.path().display().to_string()),
+    ];
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    fix_prepared(&repo, probe, &env, &[], true, |command, artifacts| {
+        if root {
+            for dir in [repo.path(), artifacts, home.path()] {
+                let status = Command::new("chown")
+                    .args(["-R", &format!("{NOBODY}:{NOBODY}")])
+                    .arg(dir)
+                    .status()
+                    .unwrap();
+                assert!(status.success(), "chown {}", dir.display());
+            }
+            command.uid(NOBODY).gid(NOBODY);
+        }
+    })
+}
+
+#[test]
+fn a_fork_bomb_stops_at_the_process_limit_of_an_unprivileged_user() {
+    let unlimited = fix_unprivileged(&probe(FORK_BOMB_PROBE), 0);
+    assert_eq!(
+        unlimited.leaks(),
+        ["LEAK forked 100 processes"],
+        "{}",
+        unlimited.probe_output()
+    );
+
+    let limited = fix_unprivileged(&probe(FORK_BOMB_PROBE), 32);
+    let output = limited.probe_output();
+    assert!(
+        !output.contains("UID 0\n"),
+        "the probe ran unprivileged: {output}"
+    );
+    assert_blocked(&limited);
+    assert!(output.contains("BLOCKED processes after"), "{output}");
+    assert_eq!(limited.result()["committed"], true, "{output}");
 }
 
 // --- failing closed --------------------------------------------------------------------------

@@ -48,6 +48,8 @@ pub const GITHUB_APP_ID: u64 = 424_242;
 pub const GITHUB_APP_SLUG: &str = "autofix-app";
 /// What the fake GitHub issues first for an App installation (its tokens are numbered).
 pub const FIRST_INSTALLATION_TOKEN: &str = "ghs_fakeinstallationtoken000000000001";
+/// The key the bot sends to the (scripted) model vendor.
+pub const LLM_KEY: &str = "sk-ant-story-key";
 
 /// The Python project the stories fix, validated by pytest.
 pub const BUGGY_PY: &str = "def clamp(value, low, high):\n    return value\n";
@@ -241,7 +243,7 @@ impl BotTester {
             kind: ProviderKind::Anthropic,
             base_url: llm.base_url(),
             model: "claude-story".into(),
-            api_key: SecretString::from("sk-ant-story-key"),
+            api_key: SecretString::from(LLM_KEY),
             request_timeout: Duration::from_secs(20),
             max_retries: 0,
             initial_backoff: Duration::from_millis(10),
@@ -251,6 +253,7 @@ impl BotTester {
         let mut redactor = Redactor::new();
         redactor.register(&SecretString::from(token.to_owned()));
         redactor.register(&SecretString::from(WEBHOOK_SECRET));
+        redactor.register(&SecretString::from(LLM_KEY));
         let wake = Arc::new(Notify::new());
         let context = Arc::new(WorkerContext::new(
             store.clone(),
