@@ -191,6 +191,37 @@ fn a_python_project_passes_after_a_failed_attempt_is_rolled_back_and_explained()
 }
 
 #[test]
+fn the_right_attempt_is_judged_by_its_own_code_not_the_bytecode_of_a_wrong_one() {
+    // Both attempts are the same size, and the acceptance command gives calc.py the same
+    // modification time each run: bytecode cached from the first attempt would pass for the
+    // second one's. The .gitignore keeps `__pycache__`, so rollback leaves it.
+    let repo = Repo::python_project(&[]);
+    let llm = ScriptedLlm::start();
+    let wrong = "def clamp(value, low, high):\n    return min(low, max(value, high))\n";
+    let right = "def clamp(value, low, high):\n    return max(low, min(value, high))\n";
+    assert_eq!(wrong.len(), right.len());
+    llm.reply_text(writes("calc.py", BUGGY_PY, wrong));
+    llm.reply_text(writes("calc.py", BUGGY_PY, right));
+
+    let run = Run::start(
+        &repo,
+        &llm,
+        &order(
+            &["calc.py"],
+            &["calc.py"],
+            &[
+                "sh -c 'touch -d 2020-01-01T00:00:00 calc.py && python3 -m pytest -q -p no:cacheprovider'",
+            ],
+        ),
+        &[],
+    );
+
+    assert_eq!(run.code(), Some(0), "{}", run.stdout());
+    assert_eq!(run.summary()["attempts"].as_array().unwrap().len(), 2);
+    assert_eq!(repo.read("calc.py"), right);
+}
+
+#[test]
 fn exhausted_attempts_leave_the_repository_at_its_baseline() {
     let repo = Repo::python_project(&[]);
     let baseline = repo.head();

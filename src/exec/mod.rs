@@ -293,7 +293,14 @@ struct Launch {
     variables: Vec<(OsString, OsString)>,
     limits: Vec<(libc::__rlimit_resource_t, libc::rlim_t)>,
     confined: bool,
+    /// The command's own bytecode folder when it runs unconfined, removed when it ends.
+    _bytecode: Option<tempfile::TempDir>,
 }
+
+/// Where Python keeps bytecode for a command on repository content: a folder of that command's
+/// own, never the work tree's `__pycache__`, so no command imports bytecode an earlier (rolled
+/// back) attempt compiled from a source of the same size and second.
+const BYTECODE_VARIABLE: &str = "PYTHONPYCACHEPREFIX";
 
 impl Launch {
     fn new(
@@ -318,14 +325,28 @@ impl Launch {
                 .map(|jail| jail.sandbox().limits().settings())
                 .unwrap_or_default(),
             confined: false,
+            _bytecode: None,
         };
-        let Some(jail) = spec
-            .jail
-            .as_ref()
-            .filter(|jail| jail.sandbox().is_confined())
-        else {
+        let Some(jail) = spec.jail.as_ref() else {
             return Ok(plain(executable, variables));
         };
+        variables.retain(|(name, _)| name != BYTECODE_VARIABLE);
+        if !jail.sandbox().is_confined() {
+            let bytecode = tempfile::Builder::new()
+                .prefix("autofix-pycache-")
+                .tempdir()
+                .map_err(|source| ExecError::Spawn {
+                    program: spec.program.clone(),
+                    source,
+                })?;
+            variables.push((BYTECODE_VARIABLE.into(), bytecode.path().into()));
+            return Ok(Launch {
+                _bytecode: Some(bytecode),
+                ..plain(executable, variables)
+            });
+        }
+        // The sandbox's `/tmp` is its own and empty at the start.
+        variables.push((BYTECODE_VARIABLE.into(), "/tmp/pycache".into()));
         jail.adjust_environment(&mut variables);
         let bwrap = program::resolve(jail.sandbox().program(), cwd, environment.path()).map_err(
             |source| ExecError::SandboxUnavailable {
