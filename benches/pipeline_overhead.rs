@@ -133,6 +133,7 @@ fn main() {
             redactor: autofix::redact::Redactor::new(),
             sandbox: autofix::exec::Sandbox::unconfined(),
             cache_dir: None,
+            output_caps: Default::default(),
         };
         let started = Instant::now();
         let summary = runtime.block_on(fix(&options, &llm)).unwrap();

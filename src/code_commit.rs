@@ -322,6 +322,7 @@ impl Session<'_> {
             prompt: prompt.to_string(),
             temperature: None,
             max_output_tokens: None,
+            schema: None,
         };
         let result = self.provider.complete(&request).await;
         self.logs

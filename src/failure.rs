@@ -40,10 +40,12 @@ pub enum FailureCode {
     RetriesExhausted,
     /// The sandbox for the repository's commands could not start, so none ran (fails closed).
     SandboxUnavailable,
+    /// The answer stopped at the output-token cap, again after the model was asked once more.
+    LlmOutputTruncated,
 }
 
 impl FailureCode {
-    pub const ALL: [FailureCode; 16] = [
+    pub const ALL: [FailureCode; 17] = [
         FailureCode::GitConflict,
         FailureCode::ValidationFailed,
         FailureCode::PermissionDenied,
@@ -60,6 +62,7 @@ impl FailureCode {
         FailureCode::ForgeError,
         FailureCode::RetriesExhausted,
         FailureCode::SandboxUnavailable,
+        FailureCode::LlmOutputTruncated,
     ];
 
     /// The code as written in comments and artifacts, e.g. `BRANCH_EXISTS`.
@@ -81,6 +84,7 @@ impl FailureCode {
             FailureCode::ForgeError => "FORGE_ERROR",
             FailureCode::RetriesExhausted => "RETRIES_EXHAUSTED",
             FailureCode::SandboxUnavailable => "SANDBOX_UNAVAILABLE",
+            FailureCode::LlmOutputTruncated => "LLM_OUTPUT_TRUNCATED",
         }
     }
 

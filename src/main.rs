@@ -244,6 +244,7 @@ fn fix_command(
         redactor: autofix::commands::serve::known_secrets(&config),
         sandbox: config.sandbox(),
         cache_dir: None,
+        output_caps: autofix::pipeline::json_stage::OutputCaps::from_config(&config.llm),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

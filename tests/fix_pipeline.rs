@@ -368,26 +368,212 @@ fn a_plan_that_names_a_denied_path_is_refused_before_any_edit() {
 }
 
 #[test]
-fn invalid_json_from_the_model_fails_with_or_without_a_fence() {
-    for answer in [
-        "{\"actionable\": true,",
-        "```json\n{\"actionable\": \"yes\"}\n```",
-        "I think this is a bug.",
+fn an_answer_that_cannot_be_read_twice_fails_naming_the_problem() {
+    for (answer, problem) in [
+        ("{\"actionable\": true,", "the answer is not valid JSON"),
+        (
+            "```json\n{\"actionable\": \"yes\"}\n```",
+            "\"actionable\" must be true or false",
+        ),
+        (
+            "I think this is a bug.",
+            "it starts with \"I think this is a bug.\"",
+        ),
     ] {
         let repo = python_repo("");
         let baseline = repo.head();
         let llm = ScriptedLlm::start();
         llm.reply_text_for_stage("triage", answer);
+        llm.reply_text_for_stage("triage", answer);
 
         let fix = Fix::run(repo.path(), &llm, &issue(12, "clamp ignores its bounds"));
 
-        assert_eq!(
-            fix.result()["failure_code"],
-            "LLM_OUTPUT_INVALID",
-            "{answer}"
+        let result = fix.result();
+        assert_eq!(result["failure_code"], "LLM_OUTPUT_INVALID", "{answer}");
+        let reason = result["reason"].as_str().unwrap();
+        assert!(reason.contains(problem), "{reason}");
+        assert!(
+            reason.contains("also after the model was told so"),
+            "{reason}"
+        );
+        assert_eq!(result["corrections"], 1);
+        let retry = llm.requests()[1].prompt().unwrap();
+        assert!(
+            retry.contains("## Your previous answer could not be used"),
+            "{retry}"
+        );
+        assert!(
+            retry.contains(problem),
+            "the second prompt names the problem: {retry}"
         );
         repo.assert_untouched(&baseline);
     }
+}
+
+#[test]
+fn a_plan_missing_its_file_changes_is_asked_for_again_and_the_second_answer_is_used() {
+    let repo = python_repo("");
+    let llm = ScriptedLlm::start();
+    llm.reply_text_for_stage("triage", triage("fix"));
+    llm.reply_text_for_stage("plan", r#"{"plan_steps": ["clamp the value"]}"#);
+    llm.reply_text_for_stage(
+        "plan",
+        plan("calc.py", "clamp values to both ends of the range"),
+    );
+    llm.reply_text_for_stage(
+        "edit",
+        search_replace(
+            "calc.py",
+            "    return value\n",
+            "    return max(low, min(value, high))\n",
+        ),
+    );
+    llm.reply_text_for_stage("audit", accepted());
+
+    let fix = Fix::run(repo.path(), &llm, &issue(7, "clamp ignores its bounds"));
+
+    assert_eq!(fix.result()["committed"], true, "{}", fix.run_log());
+    assert_eq!(fix.result()["corrections"], 1);
+    let retry = llm.requests()[2].prompt().unwrap();
+    assert!(
+        retry.contains("The problem: \"file_changes\" is missing."),
+        "{retry}"
+    );
+    assert!(
+        retry.contains("It began:\n```\n{\"plan_steps\": [\"clamp the value\"]}"),
+        "{retry}"
+    );
+    assert!(
+        retry.contains("\"required\": [\n    \"file_changes\"\n  ]"),
+        "the schema: {retry}"
+    );
+    let rounds: Vec<String> = fs::read_dir(fix.dir().join("rounds"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("-plan-"))
+        .collect();
+    assert_eq!(rounds.len(), 4, "both exchanges are kept: {rounds:?}");
+    assert!(fix.run_log().contains(
+        "plan: the answer cannot be used (plan: \"file_changes\" is missing); asking once more"
+    ));
+}
+
+#[test]
+fn answers_as_a_small_model_writes_them_are_read_with_defaults() {
+    let repo = python_repo("");
+    let llm = ScriptedLlm::start();
+    // What a real small model answered: no reason, no files, no summary, a FixPlan's fields.
+    llm.reply_text_for_stage(
+        "triage",
+        r#"{"actionable": true, "classification": "fix", "risk": "low"}"#,
+    );
+    llm.reply_text_for_stage(
+        "plan",
+        r#"{"branch_name": "fix-clamp", "plan_steps": ["use min and max"],
+            "file_changes": [{"path": "calc.py", "operation": "modify"}],
+            "validation_commands": ["pytest"]}"#,
+    );
+    llm.reply_text_for_stage(
+        "edit",
+        search_replace(
+            "calc.py",
+            "    return value\n",
+            "    return max(low, min(value, high))\n",
+        ),
+    );
+    llm.reply_text_for_stage("audit", r#"{"decision": "accepted"}"#);
+
+    let fix = Fix::run(repo.path(), &llm, &issue(9, "Clamp ignores its bounds."));
+
+    assert_eq!(fix.result()["committed"], true, "{}", fix.run_log());
+    assert_eq!(fix.result()["corrections"], 0);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s"]).trim(),
+        "fix(repo): clamp ignores its bounds",
+        "the summary comes from the issue title"
+    );
+}
+
+/// An Anthropic reply that stopped at the output cap.
+fn cut_off(text: &str) -> Reply {
+    Reply::json(
+        200,
+        json!({"id": "msg_cut", "type": "message", "role": "assistant", "model": "claude-test",
+               "content": [{"type": "text", "text": text}], "stop_reason": "max_tokens",
+               "stop_sequence": null, "usage": {"input_tokens": 900, "output_tokens": 1024}})
+        .to_string(),
+    )
+}
+
+#[test]
+fn an_answer_cut_off_at_the_cap_twice_is_reported_as_truncated() {
+    let repo = python_repo("");
+    let baseline = repo.head();
+    let llm = ScriptedLlm::start();
+    let repeating = format!(
+        "{{\"actionable\": true, \"reason\": \"{}",
+        "the same ".repeat(200)
+    );
+    llm.reply_for_stage("triage", cut_off(&repeating));
+    llm.reply_for_stage("triage", cut_off(&repeating));
+
+    let fix = Fix::run(repo.path(), &llm, &issue(12, "clamp ignores its bounds"));
+
+    let result = fix.result();
+    assert_eq!(result["failure_code"], "LLM_OUTPUT_TRUNCATED");
+    let reason = result["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("cut off at the 1024-token output cap"),
+        "{reason}"
+    );
+    assert!(reason.contains("llm.max_output_tokens_triage"), "{reason}");
+    assert_eq!(
+        llm.requests()[0].body["max_tokens"],
+        1024,
+        "the cap is sent"
+    );
+    assert!(
+        llm.requests()[1]
+            .prompt()
+            .unwrap()
+            .contains("It was cut off after 1024 tokens")
+    );
+    assert_eq!(result["input_tokens"], 1800, "both exchanges count");
+    repo.assert_untouched(&baseline);
+}
+
+#[test]
+fn an_edit_cut_off_mid_file_is_never_applied() {
+    let repo = python_repo("[repair]\nmax_attempts = 1\n");
+    let llm = ScriptedLlm::start();
+    llm.reply_text_for_stage("triage", triage("fix"));
+    llm.reply_text_for_stage(
+        "plan",
+        plan("calc.py", "clamp values to both ends of the range"),
+    );
+    llm.reply_for_stage(
+        "edit",
+        cut_off("^^^calc.py\ndef clamp(value, low, high):\n    return max(low, "),
+    );
+    llm.reply_text_for_stage(
+        "repair",
+        search_replace(
+            "calc.py",
+            "    return value\n",
+            "    return max(low, min(value, high))\n",
+        ),
+    );
+    llm.reply_text_for_stage("audit", accepted());
+
+    let fix = Fix::run(repo.path(), &llm, &issue(7, "clamp ignores its bounds"));
+
+    assert_eq!(fix.result()["committed"], true, "{}", fix.run_log());
+    let repair = llm.requests()[3].prompt().unwrap();
+    assert!(
+        repair.contains("cut off at the"),
+        "the model is told why: {repair}"
+    );
+    assert!(repo.read("calc.py").contains("max(low, min(value, high))"));
 }
 
 #[test]

@@ -83,6 +83,7 @@ fn worker_settings(config: &ServiceConfig) -> Result<WorkerSettings, String> {
         default_validate_timeout: Duration::from_secs(config.exec.default_timeout_secs),
         output_limit: config.exec.output_limit_bytes,
         context_tokens: config.pipeline.context_tokens,
+        output_caps: crate::pipeline::json_stage::OutputCaps::from_config(&config.llm),
         sandbox: config.sandbox(),
     })
 }

@@ -111,6 +111,10 @@ pub struct LlmSection {
     pub max_retries: u32,
     pub initial_backoff_ms: u64,
     pub max_backoff_secs: u64,
+    pub max_output_tokens_triage: u32,
+    pub max_output_tokens_plan: u32,
+    pub max_output_tokens_audit: u32,
+    pub max_output_tokens_edit: u32,
 }
 
 #[derive(Debug, Deserialize)]

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::http::{
     ErrorDetails, ReadReply, ReplyProblem, Vendor, common_error_message, secret_header,
 };
-use super::{LlmError, LlmRequest, ProviderKind, TokenUsage};
+use super::{LlmError, LlmRequest, ProviderKind, SchemaForm, TokenUsage};
 
 /// Sent as `max_tokens` when the request sets no limit: the API requires one, and 8192 is
 /// what every current Claude model accepts while leaving room for a whole rewritten file.
@@ -33,6 +33,8 @@ struct Block {
     #[serde(rename = "type")]
     kind: String,
     text: Option<String>,
+    /// A `tool_use` block's arguments.
+    input: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -81,7 +83,13 @@ impl Vendor for Anthropic {
         Ok(headers)
     }
 
-    fn request_body(&self, model: &str, _endpoint: &Url, request: &LlmRequest) -> Value {
+    fn request_body(
+        &self,
+        model: &str,
+        _endpoint: &Url,
+        request: &LlmRequest,
+        form: SchemaForm,
+    ) -> Value {
         let mut body = json!({
             "model": model,
             "max_tokens": request.max_output_tokens.unwrap_or(ANTHROPIC_DEFAULT_MAX_TOKENS),
@@ -93,16 +101,38 @@ impl Vendor for Anthropic {
         if let Some(temperature) = request.temperature {
             body["temperature"] = json!(temperature);
         }
+        if let (Some(schema), SchemaForm::Strict) = (&request.schema, form) {
+            body["tools"] = json!([{
+                "name": schema.name,
+                "description": format!("Give the {} answer.", schema.name),
+                "input_schema": schema.schema,
+            }]);
+            body["tool_choice"] = json!({"type": "tool", "name": schema.name});
+        }
         body
     }
 
+    /// A forced tool call has no form weaker than none.
+    fn weaker(form: SchemaForm) -> Option<SchemaForm> {
+        (form != SchemaForm::None).then_some(SchemaForm::None)
+    }
+
+    /// The text blocks; with none, the input of the (forced) tool call, as JSON text.
     fn read_reply(&self, reply: MessagesResponse) -> Result<ReadReply, ReplyProblem> {
-        let text: String = reply
-            .content
-            .into_iter()
-            .filter(|block| block.kind == "text")
-            .filter_map(|block| block.text)
-            .collect();
+        let mut text = String::new();
+        let mut tool_input = None;
+        for block in reply.content {
+            match block.kind.as_str() {
+                "text" => text.push_str(block.text.as_deref().unwrap_or_default()),
+                "tool_use" if tool_input.is_none() => tool_input = block.input,
+                _ => {}
+            }
+        }
+        if text.trim().is_empty()
+            && let Some(input) = tool_input
+        {
+            text = input.to_string();
+        }
         if text.trim().is_empty() {
             return Err(ReplyProblem::Empty(
                 reply.stop_reason.unwrap_or_else(|| "none given".into()),
@@ -136,6 +166,7 @@ impl Vendor for Anthropic {
             message,
             context_too_long,
             retry_delay: None,
+            refuses_response_format: false,
         }
     }
 }

@@ -11,7 +11,7 @@ use super::http::{
     ErrorDetails, ReadReply, ReplyProblem, Vendor, common_error_message, secret_header,
 };
 use super::retry::parse_protobuf_duration;
-use super::{LlmError, LlmRequest, ProviderKind, TokenUsage};
+use super::{LlmError, LlmRequest, ProviderKind, SchemaForm, TokenUsage};
 
 pub(crate) struct Gemini;
 
@@ -101,7 +101,13 @@ impl Vendor for Gemini {
         Ok(headers)
     }
 
-    fn request_body(&self, _model: &str, _endpoint: &Url, request: &LlmRequest) -> Value {
+    fn request_body(
+        &self,
+        _model: &str,
+        _endpoint: &Url,
+        request: &LlmRequest,
+        form: SchemaForm,
+    ) -> Value {
         let mut body = json!({
             "contents": [{"role": "user", "parts": [{"text": request.prompt}]}],
         });
@@ -114,6 +120,14 @@ impl Vendor for Gemini {
         }
         if let Some(max) = request.max_output_tokens {
             generation.insert("maxOutputTokens".into(), json!(max));
+        }
+        if let Some(schema) = &request.schema {
+            if form <= SchemaForm::Loose {
+                generation.insert("responseMimeType".into(), json!("application/json"));
+            }
+            if form == SchemaForm::Strict {
+                generation.insert("responseSchema".into(), openapi_schema(&schema.schema));
+            }
         }
         if !generation.is_empty() {
             body["generationConfig"] = Value::Object(generation);
@@ -171,6 +185,7 @@ impl Vendor for Gemini {
             message,
             context_too_long,
             retry_delay: retry_delay(error),
+            refuses_response_format: false,
         }
     }
 }
@@ -194,4 +209,53 @@ fn retry_delay(error: &Value) -> Option<std::time::Duration> {
                 .is_some_and(|t| t.ends_with("google.rpc.RetryInfo"))
         })
         .find_map(|d| d["retryDelay"].as_str().and_then(parse_protobuf_duration))
+}
+
+/// A JSON Schema in the OpenAPI subset `responseSchema` takes: upper-case types, `nullable`
+/// for `["x", "null"]`, and only the keywords Gemini knows.
+fn openapi_schema(schema: &Value) -> Value {
+    const KEPT: [&str; 7] = [
+        "description",
+        "enum",
+        "format",
+        "minItems",
+        "maxItems",
+        "required",
+        "propertyOrdering",
+    ];
+    let Some(object) = schema.as_object() else {
+        return schema.clone();
+    };
+    let mut out = serde_json::Map::new();
+    match object.get("type") {
+        Some(Value::String(kind)) => {
+            out.insert("type".into(), json!(kind.to_ascii_uppercase()));
+        }
+        Some(Value::Array(kinds)) => {
+            let named: Vec<&str> = kinds.iter().filter_map(Value::as_str).collect();
+            if let Some(kind) = named.iter().find(|kind| **kind != "null") {
+                out.insert("type".into(), json!(kind.to_ascii_uppercase()));
+            }
+            if named.contains(&"null") {
+                out.insert("nullable".into(), json!(true));
+            }
+        }
+        _ => {}
+    }
+    for key in KEPT {
+        if let Some(value) = object.get(key) {
+            out.insert(key.into(), value.clone());
+        }
+    }
+    if let Some(Value::Object(properties)) = object.get("properties") {
+        let converted = properties
+            .iter()
+            .map(|(name, property)| (name.clone(), openapi_schema(property)))
+            .collect();
+        out.insert("properties".into(), Value::Object(converted));
+    }
+    if let Some(items) = object.get("items") {
+        out.insert("items".into(), openapi_schema(items));
+    }
+    Value::Object(out)
 }

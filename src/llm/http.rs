@@ -10,7 +10,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::retry::{self, Failure, RetryPolicy};
-use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, ProviderConfig, ProviderKind};
+use super::{
+    LlmError, LlmProvider, LlmRequest, LlmResponse, ProviderConfig, ProviderKind, SchemaForm,
+};
 
 /// How much of an unexpected body goes into an error message.
 const SNIPPET_CHARS: usize = 200;
@@ -27,7 +29,22 @@ pub(crate) trait Vendor: Send + Sync + 'static {
     fn endpoint_segments(&self, model: &str) -> Vec<String>;
     /// Authentication (and version) headers. `api_key` is never empty here.
     fn auth_headers(&self, api_key: &SecretString) -> Result<HeaderMap, LlmError>;
-    fn request_body(&self, model: &str, endpoint: &Url, request: &LlmRequest) -> Value;
+    /// The body, with `request.schema` (if any) sent in `form`.
+    fn request_body(
+        &self,
+        model: &str,
+        endpoint: &Url,
+        request: &LlmRequest,
+        form: SchemaForm,
+    ) -> Value;
+    /// The weaker form to try when a server refuses `form`; `None` when none is left.
+    fn weaker(form: SchemaForm) -> Option<SchemaForm> {
+        match form {
+            SchemaForm::Strict => Some(SchemaForm::Loose),
+            SchemaForm::Loose => Some(SchemaForm::None),
+            SchemaForm::None => None,
+        }
+    }
     fn read_reply(&self, reply: Self::Reply) -> Result<ReadReply, ReplyProblem>;
     /// What an error body says, in the vendor's own error format.
     fn error_details(&self, body: &Value) -> ErrorDetails;
@@ -55,6 +72,9 @@ pub(crate) struct ErrorDetails {
     pub context_too_long: bool,
     /// A wait the body asks for (Gemini puts it in `RetryInfo`, not in a header).
     pub retry_delay: Option<Duration>,
+    /// The body says the server does not know the response format asked for. llama.cpp's
+    /// Python server says so with HTTP 500, which is then not a server fault worth a retry.
+    pub refuses_response_format: bool,
 }
 
 /// Builds a header value that holds a secret: marked sensitive so hyper and `Debug` hide it.
@@ -90,6 +110,8 @@ pub(crate) struct HttpProvider<V> {
     api_key: SecretString,
     request_timeout: Duration,
     retry: RetryPolicy,
+    /// The strongest schema form this server has not refused, remembered for the process.
+    schema_form: std::sync::Mutex<SchemaForm>,
 }
 
 impl<V: Vendor> HttpProvider<V> {
@@ -126,14 +148,46 @@ impl<V: Vendor> HttpProvider<V> {
                 initial_backoff: config.initial_backoff,
                 max_backoff: config.max_backoff,
             },
+            schema_form: std::sync::Mutex::new(SchemaForm::Strict),
         }))
     }
 
-    async fn exchange(&self, request: &LlmRequest) -> Result<LlmResponse, Failure> {
+    fn schema_form(&self) -> SchemaForm {
+        *self
+            .schema_form
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// After a server refused `refused`: the next weaker form, kept for every later request.
+    fn weaken(&self, refused: SchemaForm, error: &LlmError) -> Option<SchemaForm> {
+        let weaker = V::weaker(refused)?;
+        let mut form = self
+            .schema_form
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if *form == refused {
+            *form = weaker;
+            tracing::warn!(
+                provider = %V::KIND,
+                refused = ?refused,
+                now = ?weaker,
+                %error,
+                "the LLM server refused the response schema; asking in a weaker form from now on"
+            );
+        }
+        Some(*form)
+    }
+
+    async fn exchange(
+        &self,
+        request: &LlmRequest,
+        form: SchemaForm,
+    ) -> Result<LlmResponse, Failure> {
         let headers = self.headers_for(request)?;
         let body = self
             .vendor
-            .request_body(&self.model, &self.endpoint, request);
+            .request_body(&self.model, &self.endpoint, request, form);
         tracing::debug!(provider = %V::KIND, stage = %request.stage, "calling the LLM");
         let response = self
             .client
@@ -249,6 +303,11 @@ impl<V: Vendor> HttpProvider<V> {
                 retry_after: requested_wait,
                 raw_body,
             },
+            500..=599 if details.refuses_response_format => LlmError::BadRequest {
+                status: code,
+                message,
+                raw_body,
+            },
             500..=599 => LlmError::Server {
                 status: code,
                 message,
@@ -292,9 +351,32 @@ impl<V: Vendor> LlmProvider for HttpProvider<V> {
         format!("{} {}", V::KIND, self.model)
     }
 
+    /// With a schema, a request the server refuses (HTTP 400 or 422, or a 5xx that says it does
+    /// not know the response format) is sent again with the schema in a weaker form, down to
+    /// none; the form that worked is kept for later requests.
     async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
         let label = self.describe();
-        self.retry.run(&label, || self.exchange(request)).await
+        let mut form = self.schema_form();
+        loop {
+            let result = self
+                .retry
+                .run(&label, || self.exchange(request, form))
+                .await;
+            match result {
+                Err(
+                    error @ LlmError::BadRequest {
+                        status: 400 | 422 | 500..=599,
+                        ..
+                    },
+                ) if request.schema.is_some() && form != SchemaForm::None => {
+                    match self.weaken(form, &error) {
+                        Some(weaker) => form = weaker,
+                        None => return Err(error),
+                    }
+                }
+                other => return other,
+            }
+        }
     }
 }
 

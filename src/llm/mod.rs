@@ -18,7 +18,7 @@ pub use anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS;
 pub const STAGE_HEADER: &str = "X-Autofix-Stage";
 
 /// One prompt for one pipeline stage (`initial`, `repair`, `triage`, `plan`, `edit`, `audit`, …).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct LlmRequest {
     /// Sent as the `X-Autofix-Stage` header.
     pub stage: String,
@@ -26,6 +26,29 @@ pub struct LlmRequest {
     pub prompt: String,
     pub temperature: Option<f32>,
     pub max_output_tokens: Option<u32>,
+    /// The JSON Schema the answer must follow, sent the way the vendor enforces one.
+    pub schema: Option<ResponseSchema>,
+}
+
+/// A JSON answer's schema and its name (`triage`, `plan`, …): OpenAI's `json_schema.name`,
+/// Anthropic's tool name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseSchema {
+    pub name: String,
+    pub schema: serde_json::Value,
+}
+
+/// How firmly a provider is asked for a schema: each vendor's strongest form first, then
+/// weaker ones for servers that refuse it, then none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SchemaForm {
+    /// OpenAI `json_schema`, Gemini `responseSchema`, Anthropic a forced tool call.
+    Strict,
+    /// OpenAI `json_object` with a `schema` beside it (llama.cpp's Python server), Gemini
+    /// `responseMimeType` alone.
+    Loose,
+    /// The prompt alone asks for JSON.
+    None,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +66,16 @@ pub struct LlmResponse {
     pub usage: TokenUsage,
     pub model: Option<String>,
     pub finish_reason: Option<String>,
+}
+
+impl LlmResponse {
+    /// Whether the answer stopped at the output-token cap: OpenAI `length`, Gemini
+    /// `MAX_TOKENS`, Anthropic `max_tokens`.
+    pub fn truncated(&self) -> bool {
+        self.finish_reason.as_deref().is_some_and(|reason| {
+            reason.eq_ignore_ascii_case("length") || reason.eq_ignore_ascii_case("max_tokens")
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::http::{
     ErrorDetails, ReadReply, ReplyProblem, Vendor, common_error_message, secret_header,
 };
-use super::{LlmError, LlmRequest, ProviderKind, TokenUsage};
+use super::{LlmError, LlmRequest, ProviderKind, SchemaForm, TokenUsage};
 
 pub(crate) struct OpenAi;
 
@@ -60,7 +60,13 @@ impl Vendor for OpenAi {
         Ok(headers)
     }
 
-    fn request_body(&self, model: &str, endpoint: &Url, request: &LlmRequest) -> Value {
+    fn request_body(
+        &self,
+        model: &str,
+        endpoint: &Url,
+        request: &LlmRequest,
+        form: SchemaForm,
+    ) -> Value {
         let mut messages = Vec::new();
         if let Some(system) = &request.system {
             messages.push(json!({"role": "system", "content": system}));
@@ -72,6 +78,21 @@ impl Vendor for OpenAi {
         }
         if let Some(max) = request.max_output_tokens {
             body[output_limit_field(endpoint)] = json!(max);
+        }
+        if let Some(schema) = &request.schema {
+            match form {
+                SchemaForm::Strict => {
+                    body["response_format"] = json!({
+                        "type": "json_schema",
+                        "json_schema": {"name": schema.name, "schema": schema.schema, "strict": false},
+                    });
+                }
+                SchemaForm::Loose => {
+                    body["response_format"] =
+                        json!({"type": "json_object", "schema": schema.schema});
+                }
+                SchemaForm::None => {}
+            }
         }
         body
     }
@@ -113,10 +134,15 @@ impl Vendor for OpenAi {
             || message
                 .as_deref()
                 .is_some_and(|m| m.contains("maximum context length"));
+        // llama.cpp's Python server: `'loc': ('body', 'response_format', 'type')`, HTTP 500.
+        let refuses_response_format = message
+            .as_deref()
+            .is_some_and(|m| m.contains("response_format"));
         ErrorDetails {
             message,
             context_too_long,
             retry_delay: None,
+            refuses_response_format,
         }
     }
 }

@@ -213,6 +213,27 @@ impl<'a> Fields<'a> {
             .collect()
     }
 
+    /// [`texts`](Self::texts) for a field that only explains: absent or `null` is empty.
+    pub(super) fn optional_texts(&self, key: &str) -> Result<Vec<String>, StageOutputError> {
+        match self.optional(key) {
+            None => Ok(Vec::new()),
+            Some(_) => self.texts(key),
+        }
+    }
+
+    /// [`one_of`](Self::one_of) for a field that only explains: absent or `null` is `default`.
+    pub(super) fn optional_one_of<T: Copy>(
+        &self,
+        key: &str,
+        choices: &[(&str, T)],
+        default: T,
+    ) -> Result<T, StageOutputError> {
+        match self.optional(key) {
+            None => Ok(default),
+            Some(_) => self.one_of(key, choices),
+        }
+    }
+
     /// One of `choices`, compared without regard to case; a refusal lists them all.
     pub(super) fn one_of<T: Copy>(
         &self,

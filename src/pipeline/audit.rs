@@ -2,6 +2,7 @@
 //! send the work back with must-fix items; it cannot accept a change whose validation failed.
 
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use super::StageOutputError;
 use super::answer::{self, Fields};
@@ -9,6 +10,7 @@ use super::issue::Issue;
 use super::plan::Plan;
 use super::prompts::{fenced, issue_section, plan_section};
 use super::test_report::{CommandReport, TestReport};
+use crate::llm::ResponseSchema;
 
 const INTRO: &str = include_str!("prompts/audit.md");
 const ANSWER: &str = include_str!("prompts/audit_answer.md");
@@ -114,37 +116,53 @@ fn describe_command(command: &CommandReport) -> String {
     line
 }
 
-/// Strictly parses the review; `rejected` without any must-fix item is invalid.
+/// The JSON Schema of the answer [`parse`] reads, sent to providers that enforce one.
+pub fn schema() -> ResponseSchema {
+    let texts = json!({"type": "array", "items": {"type": "string"}});
+    ResponseSchema {
+        name: STAGE.into(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "decision": {"type": "string", "enum": ["accepted", "rejected"]},
+                "reasons": texts,
+                "must_fixes": texts,
+                "nice_to_haves": texts
+            },
+            "required": ["decision"]
+        }),
+    }
+}
+
+/// Reads the review's `decision`; `reasons`, `must_fixes` and `nice_to_haves` may be left out.
 ///
-/// All four fields are required; `accepted` with must-fix items contradicts itself and is
-/// refused too. `decision` is read without regard to case.
+/// A rejection must say what to fix: in `must_fixes`, or else its `reasons` stand in for them.
+/// An acceptance that still lists must-fix items is taken as the rejection it amounts to.
+/// `decision` is read without regard to case.
 pub fn parse(text: &str) -> Result<Review, StageOutputError> {
     let object = answer::object(STAGE, text)?;
     let fields = Fields::new(STAGE, &object);
-    let decision = fields.one_of(
+    let mut decision = fields.one_of(
         "decision",
         &[
             ("accepted", Decision::Accepted),
             ("rejected", Decision::Rejected),
         ],
     )?;
-    let reasons = fields.texts("reasons")?;
-    let must_fixes = fields.texts("must_fixes")?;
-    let nice_to_haves = fields.texts("nice_to_haves")?;
-    match decision {
-        Decision::Rejected if must_fixes.is_empty() => {
+    let reasons = fields.optional_texts("reasons")?;
+    let mut must_fixes = fields.optional_texts("must_fixes")?;
+    let nice_to_haves = fields.optional_texts("nice_to_haves")?;
+    if !must_fixes.is_empty() {
+        decision = Decision::Rejected;
+    }
+    if decision == Decision::Rejected && must_fixes.is_empty() {
+        if reasons.is_empty() {
             return Err(fields.error(format!(
-                "{} must list at least one item when \"decision\" is \"rejected\"",
+                "a rejection must say what to fix: {} (or at least \"reasons\") must list an item",
                 fields.name("must_fixes")
             )));
         }
-        Decision::Accepted if !must_fixes.is_empty() => {
-            return Err(fields.error(format!(
-                "{} must be empty when \"decision\" is \"accepted\"",
-                fields.name("must_fixes")
-            )));
-        }
-        _ => {}
+        must_fixes = reasons.clone();
     }
     Ok(Review {
         decision,
@@ -215,17 +233,24 @@ mod tests {
     }
 
     #[test]
-    fn each_missing_field_is_named() {
-        for key in ["decision", "reasons", "must_fixes", "nice_to_haves"] {
-            assert_eq!(
-                error(&with(key, None)),
-                format!("audit: \"{key}\" is missing")
-            );
-        }
+    fn the_schema_says_what_the_parser_reads() {
+        let full: serde_json::Value = serde_json::from_str(REJECTED).unwrap();
+        crate::pipeline::json_stage::assert_schema_matches_parser(&schema().schema, &full, parse);
     }
 
     #[test]
-    fn mistyped_fields_and_contradictions_are_refused() {
+    fn only_the_decision_is_required() {
+        assert_eq!(
+            error(&with("decision", None)),
+            "audit: \"decision\" is missing"
+        );
+        let accepted = parse(r#"{"decision": "accepted"}"#).unwrap();
+        assert_eq!(accepted.decision, Decision::Accepted);
+        assert!(accepted.reasons.is_empty() && accepted.must_fixes.is_empty());
+    }
+
+    #[test]
+    fn mistyped_fields_are_refused() {
         let cases = [
             (
                 "decision",
@@ -252,11 +277,6 @@ mod tests {
                 "[null]",
                 "\"nice_to_haves[0]\" must be a string, not null",
             ),
-            (
-                "must_fixes",
-                "[]",
-                "\"must_fixes\" must list at least one item when \"decision\" is \"rejected\"",
-            ),
         ];
         for (key, value, message) in cases {
             assert_eq!(
@@ -265,11 +285,26 @@ mod tests {
                 "{key} = {value}"
             );
         }
-        let accepted_with_fixes = ACCEPTED.replace("\"must_fixes\": []", "\"must_fixes\": [\"x\"]");
+    }
+
+    #[test]
+    fn a_rejection_without_must_fixes_sends_its_reasons_back_and_without_either_is_refused() {
+        let review = parse(&with("must_fixes", Some("[]"))).unwrap();
+        assert_eq!(review.must_fixes, ["Still panics."]);
+        let bare = r#"{"decision": "rejected", "must_fixes": [], "reasons": []}"#;
         assert_eq!(
-            error(&accepted_with_fixes),
-            "audit: \"must_fixes\" must be empty when \"decision\" is \"accepted\""
+            error(bare),
+            "audit: a rejection must say what to fix: \"must_fixes\" (or at least \"reasons\") \
+             must list an item"
         );
+    }
+
+    #[test]
+    fn an_acceptance_that_lists_must_fixes_is_a_rejection() {
+        let answer = ACCEPTED.replace("\"must_fixes\": []", "\"must_fixes\": [\"x\"]");
+        let review = parse(&answer).unwrap();
+        assert_eq!(review.decision, Decision::Rejected);
+        assert_eq!(review.must_fixes, ["x"]);
     }
 
     fn report(passed: bool) -> TestReport {

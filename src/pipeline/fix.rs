@@ -7,10 +7,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
+use super::StageOutputError;
 use super::audit::{self, Review};
 use super::checkout::Checkout;
 use super::context;
 use super::issue::Issue;
+use super::json_stage::{OutputCaps, Problem, corrective_prompt};
 use super::plan::{self, Plan};
 use super::prompts::{Feedback, edit_prompt};
 use super::run_log::RunLog;
@@ -27,7 +29,7 @@ use crate::git::{
     BranchName, BranchOutcome, CommitKind, CommitMessage, CommitSha, FileContent, Identity,
     Workspace, slugify,
 };
-use crate::llm::{LlmProvider, LlmRequest};
+use crate::llm::{LlmProvider, LlmRequest, LlmResponse, ResponseSchema};
 use crate::redact::Redactor;
 
 /// Most bytes of a failing command's output quoted back to the model.
@@ -60,6 +62,8 @@ pub struct FixOptions {
     /// The job's cache folder: writable by `[[setup]]`, read-only to validation, named to both
     /// as `CACHE_DIR`. `None`: a folder beside the artifacts.
     pub cache_dir: Option<PathBuf>,
+    /// The output-token cap of each stage's requests.
+    pub output_caps: OutputCaps,
 }
 
 /// How the run ended, as written to `RESULT.json`.
@@ -74,6 +78,8 @@ pub struct FixSummary {
     pub subject: Option<String>,
     pub repairs: u32,
     pub reviews: u32,
+    /// Answers that could not be used and were asked for once more.
+    pub corrections: u32,
     pub validated: bool,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -132,6 +138,7 @@ pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSumma
         commit: None,
         subject: None,
         repairs: 0,
+        corrections: 0,
         reviews: 0,
         validated: false,
         input_tokens: 0,
@@ -349,9 +356,10 @@ impl Job<'_> {
     async fn triage(&mut self, repo_files: &[String]) -> Result<Triage, Failed> {
         let ready = self.ready;
         let prompt = triage::prompt(&ready.issue, repo_files, &ready.instructions);
-        let text = self.ask("triage", prompt).await?;
-        let triage = triage::parse(&text)
-            .map_err(|err| Failed::new(FailureCode::LlmOutputInvalid, "triage", err.to_string()))?;
+        let cap = self.options.output_caps.triage;
+        let triage = self
+            .ask_json("triage", prompt, triage::schema(), cap, triage::parse)
+            .await?;
         self.log
             .write_json("TRIAGE.json", &triage)
             .map_err(io_failure("triage"))?;
@@ -372,9 +380,13 @@ impl Job<'_> {
     async fn plan(&mut self, triage: &Triage, repo_files: &[String]) -> Result<Plan, Failed> {
         let ready = self.ready;
         let prompt = plan::prompt(&ready.issue, triage, repo_files, &ready.instructions);
-        let text = self.ask("plan", prompt).await?;
-        let plan = plan::parse(&text)
-            .map_err(|err| Failed::new(FailureCode::LlmOutputInvalid, "plan", err.to_string()))?;
+        let cap = self.options.output_caps.plan;
+        let title = ready.issue.title.clone();
+        let plan = self
+            .ask_json("plan", prompt, plan::schema(), cap, |text| {
+                plan::parse(text, &title)
+            })
+            .await?;
         self.summary.plan_steps = plan.plan_steps.clone();
         self.log
             .write_json("PLAN.json", &plan)
@@ -550,13 +562,28 @@ impl Job<'_> {
             self.options.context_tokens,
         );
         let prompt = edit_prompt(&ready.issue, plan, &context, &ready.instructions, feedback);
-        let text = self.ask(stage, prompt).await?;
+        let cap = self
+            .options
+            .output_caps
+            .edit_for(planned_bytes(&ready.root, plan));
+        let response = self.ask(stage, prompt, cap, None).await?;
         let refused = |code: FailureCode, reason: String| {
             Ok(Err((
                 Failed::new(code, "edit", reason.clone()),
                 Feedback::EditRefused { reason },
             )))
         };
+        if response.truncated() {
+            // A cut-off answer may end inside a file: nothing of it is applied.
+            return refused(
+                FailureCode::LlmOutputTruncated,
+                format!(
+                    "the answer was cut off at the {cap}-token output cap, so none of it was \
+                     applied; send smaller edits (search/replace blocks rather than whole files)"
+                ),
+            );
+        }
+        let text = response.text;
         let edits = match detect::parse(&text, None) {
             Ok(edits) => edits,
             Err(err) => return refused(FailureCode::InvalidDiff, err.to_string()),
@@ -824,9 +851,10 @@ impl Job<'_> {
             .diff_paths_from(work_base, &paths)
             .map_err(|err| Failed::new(err.failure_code(), "audit", err.to_string()))?;
         let prompt = audit::prompt(&ready.issue, plan, &diff, report);
-        let text = self.ask("audit", prompt).await?;
-        let review = audit::parse(&text)
-            .map_err(|err| Failed::new(FailureCode::LlmOutputInvalid, "audit", err.to_string()))?;
+        let cap = self.options.output_caps.audit;
+        let review = self
+            .ask_json("audit", prompt, audit::schema(), cap, audit::parse)
+            .await?;
         self.summary.reviews += 1;
         self.log
             .write_json("REVIEW.json", &review)
@@ -850,7 +878,10 @@ impl Job<'_> {
             .scope
             .clone()
             .unwrap_or_else(|| ready.config.commit.default_scope.clone());
-        let mut body = String::from("Plan:\n");
+        let mut body = String::new();
+        if !plan.plan_steps.is_empty() {
+            body.push_str("Plan:\n");
+        }
         for step in &plan.plan_steps {
             body.push_str(&format!("- {step}\n"));
         }
@@ -934,8 +965,15 @@ impl Job<'_> {
         committed
     }
 
-    /// One LLM exchange for `stage`, with its prompt and answer kept as artifacts.
-    async fn ask(&mut self, stage: &'static str, prompt: String) -> Result<String, Failed> {
+    /// One LLM exchange for `stage` (its answer capped at `cap` tokens, in `schema` when
+    /// given), with its prompt and answer kept as artifacts.
+    async fn ask(
+        &mut self,
+        stage: &'static str,
+        prompt: String,
+        cap: u32,
+        schema: Option<ResponseSchema>,
+    ) -> Result<LlmResponse, Failed> {
         self.check_budget(stage)?;
         self.round += 1;
         let stem = format!("{:02}-{stage}", self.round);
@@ -950,7 +988,8 @@ impl Job<'_> {
             system: None,
             prompt,
             temperature: Some(0.0),
-            max_output_tokens: None,
+            max_output_tokens: Some(cap),
+            schema,
         };
         let response = self
             .llm
@@ -962,8 +1001,54 @@ impl Job<'_> {
         self.log
             .write_text(&format!("rounds/{stem}-response.txt"), &response.text)
             .map_err(io_failure(stage))?;
+        if response.truncated() {
+            self.log.line(&format!(
+                "{stage}: the answer stopped at the {cap}-token cap ({})",
+                response.finish_reason.as_deref().unwrap_or_default()
+            ));
+        }
         self.check_budget(stage)?;
-        Ok(response.text)
+        Ok(response)
+    }
+
+    /// A JSON stage's exchange: the answer in the stage's schema, read by `parse`. An answer
+    /// that cannot be read (or was cut off) gets one corrective round naming the problem; a
+    /// second failure ends the job.
+    async fn ask_json<T>(
+        &mut self,
+        stage: &'static str,
+        prompt: String,
+        schema: ResponseSchema,
+        cap: u32,
+        parse: impl Fn(&str) -> Result<T, StageOutputError>,
+    ) -> Result<T, Failed> {
+        let read = |response: &LlmResponse| {
+            if response.truncated() {
+                return Err(Problem::CutOff {
+                    cap,
+                    finish_reason: response.finish_reason.clone().unwrap_or_default(),
+                });
+            }
+            parse(&response.text).map_err(Problem::Unreadable)
+        };
+        let first = self
+            .ask(stage, prompt.clone(), cap, Some(schema.clone()))
+            .await?;
+        let problem = match read(&first) {
+            Ok(answer) => return Ok(answer),
+            Err(problem) => problem,
+        };
+        self.summary.corrections += 1;
+        self.log.line(&format!(
+            "{stage}: the answer cannot be used ({}); asking once more",
+            problem.describe()
+        ));
+        let retry = corrective_prompt(&prompt, &problem, &first.text, &schema);
+        let second = self.ask(stage, retry, cap, Some(schema)).await?;
+        read(&second).map_err(|problem| {
+            let (code, reason) = problem.failure(stage, &format!("llm.max_output_tokens_{stage}"));
+            Failed::new(code, stage, reason)
+        })
     }
 
     fn check_budget(&self, stage: &'static str) -> Result<(), Failed> {
@@ -993,6 +1078,16 @@ impl Job<'_> {
         }
         Ok(())
     }
+}
+
+/// The bytes of the files the plan names, as they are now (a file to create counts nothing).
+fn planned_bytes(root: &ProjectRoot, plan: &Plan) -> u64 {
+    plan.file_changes
+        .iter()
+        .filter_map(|change| std::fs::metadata(root.path().join(&change.path)).ok())
+        .filter(|metadata| metadata.is_file())
+        .map(|metadata| metadata.len())
+        .sum()
 }
 
 fn argv_of(command: &ValidationCommand) -> Vec<String> {

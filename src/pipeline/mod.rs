@@ -7,6 +7,7 @@ pub mod checkout;
 pub mod context;
 pub mod fix;
 pub mod issue;
+pub mod json_stage;
 pub mod plan;
 pub mod prompts;
 mod run_log;

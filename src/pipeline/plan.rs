@@ -2,7 +2,7 @@
 //! (code-agent-contract.md's `fix_plan`), refused when it names a denied path.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::StageOutputError;
 use super::answer::{self, Fields, describe};
@@ -11,6 +11,7 @@ use super::prompts::{file_list_section, instructions_section, issue_section};
 use super::triage::Triage;
 use crate::edits::paths::{self, PathRefusal, ProjectRoot, ProtectedPaths};
 use crate::git::CommitKind;
+use crate::llm::ResponseSchema;
 
 const INTRO: &str = include_str!("prompts/plan.md");
 const ANSWER: &str = include_str!("prompts/plan_answer.md");
@@ -76,21 +77,63 @@ fn triage_section(triage: &Triage) -> String {
     )
 }
 
-/// Strictly parses what we rely on; a `validation_commands` field is ignored (commands come
-/// from `.autofix.toml` only), other unknown fields tolerated, one code fence tolerated.
+/// The JSON Schema of the answer [`parse`] reads, sent to providers that enforce one.
+pub fn schema() -> ResponseSchema {
+    let text = json!({"type": "string"});
+    ResponseSchema {
+        name: STAGE.into(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "plan_steps": {"type": "array", "items": text},
+                "file_changes": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "path": text,
+                            "operation": {"type": "string", "enum": ["CREATE", "MODIFY", "DELETE"]},
+                            "line_range": {
+                                "type": "array",
+                                "items": {"type": "integer", "minimum": 1},
+                                "minItems": 2,
+                                "maxItems": 2
+                            }
+                        },
+                        "required": ["path", "operation"]
+                    }
+                },
+                "commit_summary": {"type": "string", "maxLength": SUMMARY_MAX_CHARS},
+                "scope": text,
+                "branch_name": text
+            },
+            "required": ["file_changes"]
+        }),
+    }
+}
+
+/// Reads what the pipeline acts on, the file changes; `plan_steps`, `commit_summary` and
+/// `scope` only explain and may be left out. A missing or unusable summary falls back to one
+/// made from `issue_title`; a summary with a `type(scope): ` prefix, several lines or too many
+/// characters is cut to fit, a scope in the wrong case is put in lower case. `branch_name` and
+/// `validation_commands` are read and ignored (branches come from the template, commands from
+/// `.autofix.toml` only); other unknown fields and one code fence are tolerated.
 ///
-/// `operation` is read without regard to case; `file_changes` must name each file once.
-pub fn parse(text: &str) -> Result<Plan, StageOutputError> {
+/// `operation` is read without regard to case; a file named twice keeps its first change.
+pub fn parse(text: &str, issue_title: &str) -> Result<Plan, StageOutputError> {
     let object = answer::object(STAGE, text)?;
     let fields = Fields::new(STAGE, &object);
     let branch_name = fields.optional_string("branch_name")?;
-    let plan_steps = fields.texts("plan_steps")?;
-    if plan_steps.is_empty() {
-        return Err(fields.error(format!("{} must not be empty", fields.name("plan_steps"))));
-    }
+    let plan_steps = fields.optional_texts("plan_steps")?;
     let file_changes = file_changes(&fields)?;
-    let commit_summary = commit_summary(&fields)?;
-    let scope = scope(&fields)?;
+    let commit_summary = fields
+        .optional_string("commit_summary")?
+        .and_then(|summary| usable_summary(&summary))
+        .unwrap_or_else(|| summary_from_title(issue_title));
+    let scope = fields
+        .optional_string("scope")?
+        .and_then(|scope| usable_scope(&scope));
     Ok(Plan {
         branch_name,
         plan_steps,
@@ -122,10 +165,8 @@ fn file_changes(fields: &Fields) -> Result<Vec<FileChange>, StageOutputError> {
         )?;
         let line_range = line_range(&change)?;
         if changes.iter().any(|seen| same_file(&seen.path, &path)) {
-            return Err(change.error(format!(
-                "{} names {path:?} a second time; give one change per file",
-                change.name("path")
-            )));
+            // A file named twice (small models copy the example's lines) is one change: the first.
+            continue;
         }
         changes.push(FileChange {
             path,
@@ -169,31 +210,51 @@ fn line_number(value: &Value) -> Option<u32> {
         .and_then(|line| u32::try_from(line).ok())
 }
 
-fn commit_summary(fields: &Fields) -> Result<String, StageOutputError> {
-    let name = fields.name("commit_summary");
-    let summary = fields.text("commit_summary")?;
-    if summary.contains(['\n', '\r']) {
-        return Err(fields.error(format!("{name} must be a single line")));
+/// The model's summary made to fit `type(scope): <summary>`: its first line, without control
+/// characters or a commit-type prefix, cut at a word to at most 100 characters; `None` when
+/// fewer than 10 are left.
+fn usable_summary(summary: &str) -> Option<String> {
+    let line = summary.lines().find(|line| !line.trim().is_empty())?;
+    let mut line: String = line.chars().filter(|c| !c.is_control()).collect();
+    if let Some(prefix) = type_prefix(&line) {
+        line = line[prefix.len() + 2..].to_string();
     }
-    if let Some(c) = summary.chars().find(|c| c.is_control()) {
-        return Err(fields.error(format!(
-            "{name} must not contain the control character {c:?}"
-        )));
+    let fitted = fit(line.trim().trim_end_matches('.'));
+    (fitted.chars().count() >= SUMMARY_MIN_CHARS).then_some(fitted)
+}
+
+/// A summary made from the issue's title, for a plan that gives none (or none usable):
+/// `Crash when the input is empty.` → `crash when the input is empty`.
+pub fn summary_from_title(title: &str) -> String {
+    if let Some(summary) = usable_summary(title) {
+        let mut chars = summary.chars();
+        let first = chars.next().map(|c| c.to_lowercase().to_string());
+        let lowered = format!("{}{}", first.unwrap_or_default(), chars.as_str());
+        return lowered;
     }
-    let chars = summary.chars().count();
-    if !(SUMMARY_MIN_CHARS..=SUMMARY_MAX_CHARS).contains(&chars) {
-        return Err(fields.error(format!(
-            "{name} must be {SUMMARY_MIN_CHARS} to {SUMMARY_MAX_CHARS} characters, not {chars} \
-             ({summary:?})"
-        )));
+    let title: String = title.chars().filter(|c| !c.is_control()).collect();
+    let title = title.trim();
+    if title.is_empty() {
+        "resolve the reported issue".to_string()
+    } else {
+        fit(&format!("resolve the issue \"{title}\""))
     }
-    if let Some(kind) = type_prefix(&summary) {
-        return Err(fields.error(format!(
-            "{name} must not start with a commit type ({kind:?}); autofix writes \
-             `type(scope): ` itself"
-        )));
+}
+
+/// `text` cut at a word boundary to at most 100 characters.
+fn fit(text: &str) -> String {
+    if text.chars().count() <= SUMMARY_MAX_CHARS {
+        return text.to_string();
     }
-    Ok(summary)
+    let cut: String = text.chars().take(SUMMARY_MAX_CHARS + 1).collect();
+    let at_word = cut
+        .rfind(' ')
+        .filter(|at| *at >= SUMMARY_MIN_CHARS)
+        .map_or_else(
+            || cut.chars().take(SUMMARY_MAX_CHARS).collect::<String>(),
+            |at| cut[..at].to_string(),
+        );
+    at_word.trim_end().to_string()
 }
 
 /// The `fix:` / `feat(parser):` a model may put in front of the summary, which would end up
@@ -204,21 +265,22 @@ fn type_prefix(summary: &str) -> Option<&str> {
     let kind = kind.trim_end_matches('!');
     CommitKind::ALL
         .iter()
-        .any(|known| known.as_str() == kind)
+        .any(|known| known.as_str().eq_ignore_ascii_case(kind))
         .then_some(head)
 }
 
-fn scope(fields: &Fields) -> Result<Option<String>, StageOutputError> {
-    let Some(scope) = fields.optional_string("scope")? else {
-        return Ok(None);
-    };
-    if scope.is_empty() || !scope.chars().all(|c| c.is_ascii_lowercase() || c == '-') {
-        return Err(fields.error(format!(
-            "{} must be lowercase letters and '-' only ([a-z-]+), not {scope:?}",
-            fields.name("scope")
-        )));
+/// The scope as `[a-z-]+`: lower case, anything else a `-`; `None` when nothing is left.
+fn usable_scope(scope: &str) -> Option<String> {
+    let mut cleaned = String::new();
+    for c in scope.trim().chars() {
+        let c = c.to_ascii_lowercase();
+        let c = if c.is_ascii_lowercase() { c } else { '-' };
+        if !(c == '-' && (cleaned.is_empty() || cleaned.ends_with('-'))) {
+            cleaned.push(c);
+        }
     }
-    Ok(Some(scope))
+    let cleaned = cleaned.trim_end_matches('-').to_string();
+    (!cleaned.is_empty()).then_some(cleaned)
 }
 
 /// Refuses a plan whose file changes leave the repository or touch a protected path.
@@ -295,6 +357,12 @@ mod tests {
         }
     }
 
+    const TITLE: &str = "Crash when the input is empty.";
+
+    fn parse(text: &str) -> Result<Plan, StageOutputError> {
+        super::parse(text, TITLE)
+    }
+
     fn error(text: &str) -> String {
         parse(text).unwrap_err().to_string()
     }
@@ -326,6 +394,32 @@ mod tests {
             parse(&format!("```json\n{ANSWER}\n```")).unwrap(),
             expected()
         );
+    }
+
+    #[test]
+    fn the_schema_says_what_the_parser_reads() {
+        let full: Value = serde_json::from_str(ANSWER).unwrap();
+        crate::pipeline::json_stage::assert_schema_matches_parser(&schema().schema, &full, parse);
+        let change = &schema().schema["properties"]["file_changes"]["items"];
+        let mut item = full["file_changes"][0].clone();
+        item.as_object_mut().unwrap().remove("line_range");
+        for name in ["path", "operation"] {
+            assert!(
+                change["required"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&json!(name))
+            );
+            let mut without = full.clone();
+            without["file_changes"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove(name);
+            assert!(parse(&without.to_string()).is_err(), "{name} is required");
+        }
+        let mut without_range = full.clone();
+        without_range["file_changes"][0] = item;
+        assert!(parse(&without_range.to_string()).is_ok());
     }
 
     #[test]
@@ -373,9 +467,7 @@ mod tests {
     #[test]
     fn each_missing_field_is_named() {
         let cases = [
-            ("/plan_steps", "\"plan_steps\" is missing"),
             ("/file_changes", "\"file_changes\" is missing"),
-            ("/commit_summary", "\"commit_summary\" is missing"),
             (
                 "/file_changes/0/path",
                 "\"file_changes[0].path\" is missing",
@@ -393,7 +485,6 @@ mod tests {
     #[test]
     fn mistyped_and_out_of_range_fields_are_named() {
         let cases = [
-            ("/plan_steps", "[]", "\"plan_steps\" must not be empty"),
             (
                 "/plan_steps",
                 r#"[{"id": 1}]"#,
@@ -445,32 +536,6 @@ mod tests {
                 "\"file_changes[0].line_range\" must be [start, end] with 1 <= start <= end, not \"40-52\"",
             ),
             (
-                "/commit_summary",
-                "\"fix typo\"",
-                "\"commit_summary\" must be 10 to 100 characters, not 8 (\"fix typo\")",
-            ),
-            (
-                "/commit_summary",
-                "\"return an error\\nfor empty input\"",
-                "\"commit_summary\" must be a single line",
-            ),
-            (
-                "/commit_summary",
-                "\"fix(parser): return an error for empty input\"",
-                "\"commit_summary\" must not start with a commit type (\"fix(parser)\"); autofix \
-                 writes `type(scope): ` itself",
-            ),
-            (
-                "/scope",
-                "\"Parser\"",
-                "\"scope\" must be lowercase letters and '-' only ([a-z-]+), not \"Parser\"",
-            ),
-            (
-                "/scope",
-                "\"\"",
-                "\"scope\" must be lowercase letters and '-' only ([a-z-]+), not \"\"",
-            ),
-            (
                 "/branch_name",
                 "42",
                 "\"branch_name\" must be a string, not 42",
@@ -486,22 +551,88 @@ mod tests {
     }
 
     #[test]
-    fn a_summary_of_exactly_100_characters_is_accepted_and_101_is_not() {
+    fn a_summary_of_exactly_100_characters_is_kept_and_a_longer_one_is_cut_at_a_word() {
         let hundred = "a".repeat(100);
         let answer = with("/commit_summary", Some(&format!("{hundred:?}")));
         assert_eq!(parse(&answer).unwrap().commit_summary, hundred);
-        let answer = with("/commit_summary", Some(&format!("\"{hundred}b\"")));
-        assert!(error(&answer).contains("not 101"));
+        let long = format!("{} tail", "word ".repeat(20).trim_end());
+        let answer = with("/commit_summary", Some(&format!("{long:?}")));
+        let summary = parse(&answer).unwrap().commit_summary;
+        assert_eq!(summary, "word ".repeat(20).trim_end());
     }
 
     #[test]
-    fn the_same_file_named_twice_is_refused() {
-        let answer = with("/file_changes/1/path", Some("\"./src/parser.rs\""));
+    fn a_summary_with_a_type_prefix_or_several_lines_is_made_to_fit() {
+        let cases = [
+            (
+                "\"fix(parser): return an error for empty input\"",
+                "return an error for empty input",
+            ),
+            (
+                "\"Feat: add a flag for the output format.\"",
+                "add a flag for the output format",
+            ),
+            ("\"return an error\\nfor empty input\"", "return an error"),
+        ];
+        for (value, expected) in cases {
+            let answer = with("/commit_summary", Some(value));
+            assert_eq!(parse(&answer).unwrap().commit_summary, expected, "{value}");
+        }
+    }
+
+    #[test]
+    fn a_missing_or_unusable_summary_comes_from_the_issue_title() {
+        for value in [None, Some("null"), Some("\"fix typo\""), Some("\"fix: x\"")] {
+            let answer = with("/commit_summary", value);
+            assert_eq!(
+                parse(&answer).unwrap().commit_summary,
+                "crash when the input is empty",
+                "{value:?}"
+            );
+        }
+        assert_eq!(summary_from_title("Crash"), "resolve the issue \"Crash\"");
+        assert_eq!(summary_from_title(" "), "resolve the reported issue");
         assert_eq!(
-            error(&answer),
-            "plan: \"file_changes[1].path\" names \"./src/parser.rs\" a second time; give one \
-             change per file"
+            summary_from_title("fix: Parser drops the last token"),
+            "parser drops the last token"
         );
+    }
+
+    #[test]
+    fn a_plan_in_the_code_agent_contract_s_shape_is_read() {
+        let answer = r#"{"branch_name": "fix/empty", "plan_steps": ["check the length"],
+            "file_changes": [{"path": "src/parser.rs", "operation": "MODIFY"}],
+            "validation_commands": ["cargo test"]}"#;
+        let plan = parse(answer).unwrap();
+        assert_eq!(plan.commit_summary, "crash when the input is empty");
+        assert_eq!(plan.file_changes.len(), 1);
+        assert_eq!(plan.scope, None);
+    }
+
+    #[test]
+    fn steps_may_be_left_out_and_a_scope_is_put_in_lower_case() {
+        let answer = with("/plan_steps", None);
+        assert_eq!(parse(&answer).unwrap().plan_steps, Vec::<String>::new());
+        for (value, expected) in [
+            ("\"Parser\"", Some("parser")),
+            ("\"Core API\"", Some("core-api")),
+            ("\"\"", None),
+            ("\"42\"", None),
+        ] {
+            let answer = with("/scope", Some(value));
+            assert_eq!(
+                parse(&answer).unwrap().scope.as_deref(),
+                expected,
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_named_twice_keeps_its_first_change() {
+        let answer = with("/file_changes/1/path", Some("\"./src/parser.rs\""));
+        let plan = parse(&answer).unwrap();
+        assert_eq!(plan.file_changes, expected().file_changes[..1]);
     }
 
     fn repository() -> (tempfile::TempDir, ProjectRoot, ProtectedPaths) {

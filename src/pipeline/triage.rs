@@ -2,12 +2,14 @@
 //! likely touch. The model answers strict JSON (code-agent-contract.md's `triage_result`).
 
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use super::StageOutputError;
 use super::answer::{self, Fields};
 use super::issue::Issue;
 use super::prompts::{file_list_section, instructions_section, issue_section};
 use crate::git::CommitKind;
+use crate::llm::ResponseSchema;
 
 const INTRO: &str = include_str!("prompts/triage.md");
 const ANSWER: &str = include_str!("prompts/triage_answer.md");
@@ -54,30 +56,34 @@ pub fn prompt(issue: &Issue, repo_files: &[String], instructions: &str) -> Strin
     prompt
 }
 
-/// Strictly parses what we rely on; tolerates unknown fields and one code fence.
-///
-/// `classification` and `risk` are read without regard to case (`low`, `Fix`); an issue
-/// judged not actionable must say why in `reason`.
+/// What the reason of a refusal says when the model gave none.
+pub const NO_REASON: &str = "the model gave no reason";
+
+/// Reads what the pipeline acts on, `actionable` and `classification`; the fields that only
+/// explain (`risk`, `affected_files`, `reason`) may be left out or `null` (risk then MEDIUM).
+/// Tolerates unknown fields and one code fence; enumerations are read without regard to case.
 pub fn parse(text: &str) -> Result<Triage, StageOutputError> {
     let object = answer::object(STAGE, text)?;
     let fields = Fields::new(STAGE, &object);
     let actionable = fields.bool("actionable")?;
     let classification = fields.one_of("classification", &commit_kinds())?;
-    let risk = fields.one_of(
+    let risk = fields.optional_one_of(
         "risk",
         &[
             ("LOW", Risk::Low),
             ("MEDIUM", Risk::Medium),
             ("HIGH", Risk::High),
         ],
+        Risk::Medium,
     )?;
-    let affected_files = fields.texts("affected_files")?;
-    let reason = fields.string("reason")?.trim().to_string();
+    let affected_files = fields.optional_texts("affected_files")?;
+    let mut reason = fields
+        .optional_string("reason")?
+        .unwrap_or_default()
+        .trim()
+        .to_string();
     if !actionable && reason.is_empty() {
-        return Err(fields.error(format!(
-            "{} must say why the issue is not actionable",
-            fields.name("reason")
-        )));
+        reason = NO_REASON.to_string();
     }
     Ok(Triage {
         actionable,
@@ -86,6 +92,25 @@ pub fn parse(text: &str) -> Result<Triage, StageOutputError> {
         affected_files,
         reason,
     })
+}
+
+/// The JSON Schema of the answer [`parse`] reads, sent to providers that enforce one.
+pub fn schema() -> ResponseSchema {
+    let kinds: Vec<&str> = commit_kinds().iter().map(|(name, _)| *name).collect();
+    ResponseSchema {
+        name: STAGE.into(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "actionable": {"type": "boolean"},
+                "classification": {"type": "string", "enum": kinds},
+                "risk": {"type": "string", "enum": ["LOW", "MEDIUM", "HIGH"]},
+                "affected_files": {"type": "array", "items": {"type": "string"}},
+                "reason": {"type": "string"}
+            },
+            "required": ["actionable", "classification"]
+        }),
+    }
 }
 
 /// The contract's order: fix, feat, docs, chore, refactor.
@@ -149,6 +174,12 @@ mod tests {
     }
 
     #[test]
+    fn the_schema_says_what_the_parser_reads() {
+        let full: serde_json::Value = serde_json::from_str(ANSWER).unwrap();
+        crate::pipeline::json_stage::assert_schema_matches_parser(&schema().schema, &full, parse);
+    }
+
+    #[test]
     fn unknown_fields_are_tolerated() {
         let answer = with("confidence", Some("0.9"));
         assert_eq!(parse(&answer).unwrap(), expected());
@@ -180,19 +211,24 @@ mod tests {
     }
 
     #[test]
-    fn each_missing_field_is_named() {
-        for key in [
-            "actionable",
-            "classification",
-            "risk",
-            "affected_files",
-            "reason",
-        ] {
+    fn each_missing_field_the_pipeline_acts_on_is_named() {
+        for key in ["actionable", "classification"] {
             assert_eq!(
                 error(&with(key, None)),
                 format!("triage: \"{key}\" is missing")
             );
         }
+    }
+
+    #[test]
+    fn fields_that_only_explain_may_be_left_out_or_null() {
+        let answer = r#"{"actionable": true, "classification": "fix", "risk": null}"#;
+        let triage = parse(answer).unwrap();
+        assert_eq!(triage.risk, Risk::Medium);
+        assert_eq!(triage.affected_files, Vec::<String>::new());
+        assert_eq!(triage.reason, "");
+        let refusal = parse(r#"{"actionable": false, "classification": "chore"}"#).unwrap();
+        assert_eq!(refusal.reason, NO_REASON);
     }
 
     #[test]
@@ -228,7 +264,7 @@ mod tests {
                 "[\"src/a.rs\", 2]",
                 "\"affected_files[1]\" must be a string, not 2",
             ),
-            ("reason", "null", "\"reason\" must be a string, not null"),
+            ("reason", "3", "\"reason\" must be a string, not 3"),
         ];
         for (key, value, message) in cases {
             assert_eq!(
@@ -240,12 +276,9 @@ mod tests {
     }
 
     #[test]
-    fn a_not_actionable_issue_needs_a_reason() {
+    fn a_not_actionable_issue_without_a_reason_says_the_model_gave_none() {
         let answer = with("actionable", Some("false")).replace("A length check is missing.", " ");
-        assert_eq!(
-            error(&answer),
-            "triage: \"reason\" must say why the issue is not actionable"
-        );
+        assert_eq!(parse(&answer).unwrap().reason, NO_REASON);
     }
 
     #[test]

@@ -275,6 +275,7 @@ impl Runner<'_> {
             prompt,
             temperature: Some(self.options.llm_temperature),
             max_output_tokens: None,
+            schema: None,
         };
         let response = match self.llm.complete(&request).await {
             Ok(response) => response,

@@ -34,6 +34,8 @@ pub struct WorkerSettings {
     pub default_validate_timeout: Duration,
     pub output_limit: usize,
     pub context_tokens: usize,
+    /// The output-token cap of each stage's requests.
+    pub output_caps: crate::pipeline::json_stage::OutputCaps,
     /// Where the repository's commands run.
     pub sandbox: crate::exec::Sandbox,
 }

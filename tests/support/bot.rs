@@ -273,6 +273,7 @@ impl BotTester {
                 default_validate_timeout: Duration::from_secs(120),
                 output_limit: 256 * 1024,
                 context_tokens: 20_000,
+                output_caps: Default::default(),
                 sandbox,
             },
             redactor,

@@ -179,6 +179,7 @@ impl JobRun {
             redactor: self.redactor.clone(),
             sandbox: self.ctx.settings.sandbox.clone(),
             cache_dir: Some(self.job_dir().join("cache")),
+            output_caps: self.ctx.settings.output_caps,
         };
         let summary = fix::fix(&options, self.ctx.llm.as_ref())
             .await
