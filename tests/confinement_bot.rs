@@ -85,6 +85,14 @@ fn assert_the_pull_request_holds_exactly_the_fix(t: &BotTester, remote: &BareRep
     );
 }
 
+/// A maintainer labels issue `number`, and the bot works until it is idle.
+async fn label_and_run(t: &BotTester, number: u64) {
+    let alice = t.maintainer(PROJECT, "alice");
+    t.label_issue(PROJECT, number, "clamp ignores its bounds", &alice)
+        .await;
+    t.run_until_idle().await;
+}
+
 /// What the probe printed, from the validation log among the job's artifacts.
 fn probe_output(t: &BotTester) -> String {
     let logs: Vec<PathBuf> = files_containing(&t.workdir(), "PROBE DONE")
@@ -208,14 +216,11 @@ fn real_base(t: &BotTester) -> String {
 async fn unconfined_a_redirect_written_into_git_config_still_sends_nothing_elsewhere() {
     let t = BotTester::github_in(SandboxMode::None).await;
     let remote = t.repo(PROJECT, &project());
-    let alice = t.maintainer(PROJECT, "alice");
     let decoy = Decoy::start();
     let probe = redirect_probe(&real_base(&t), &decoy.url(), false);
     script_fix_with_probe(&t, &probe);
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
-        .await;
-    t.run_until_idle().await;
+    label_and_run(&t, 7).await;
 
     let output = probe_output(&t);
     assert_eq!(
@@ -230,9 +235,7 @@ async fn unconfined_a_redirect_written_into_git_config_still_sends_nothing_elsew
     assert_the_pull_request_holds_exactly_the_fix(&t, &remote, &probe);
 
     script_python_fix(&t.llm);
-    t.label_issue(PROJECT, 8, "clamp ignores its lower bound", &alice)
-        .await;
-    t.run_until_idle().await;
+    label_and_run(&t, 8).await;
 
     assert_eq!(
         t.change_requests(PROJECT).len(),
@@ -251,16 +254,13 @@ async fn unconfined_a_redirect_written_into_git_config_still_sends_nothing_elsew
 async fn sandboxed_a_redirect_cannot_even_be_written() {
     let t = BotTester::github().await;
     let remote = t.repo(PROJECT, &project());
-    let alice = t.maintainer(PROJECT, "alice");
     let decoy = Decoy::start();
     let probe = redirect_probe(&real_base(&t), &decoy.url(), true);
     script_fix_with_probe(&t, &probe);
     let home = PathBuf::from(std::env::var_os("HOME").unwrap());
     let user_configs = [home.join(".gitconfig"), home.join(".config/git/config")];
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
-        .await;
-    t.run_until_idle().await;
+    label_and_run(&t, 7).await;
 
     let output = probe_output(&t);
     let blocked = reports(&output, "BLOCKED ");
@@ -397,16 +397,13 @@ fn unique_marker(name: &str) -> String {
 async fn unconfined_a_daemon_outlives_its_command_but_the_push_sends_the_recorded_commit() {
     let t = BotTester::github_in(SandboxMode::None).await;
     let remote = t.repo(PROJECT, &project());
-    let alice = t.maintainer(PROJECT, "alice");
     let scratch = tempfile::tempdir().unwrap();
     let report = scratch.path().join("daemon.log");
     let marker = unique_marker("unconfined");
     let probe = daemon_probe(&marker, &report);
     script_fix_with_probe(&t, &probe);
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
-        .await;
-    t.run_until_idle().await;
+    label_and_run(&t, 7).await;
 
     let daemons = survivors(&marker, true);
     for pid in &daemons {
@@ -428,16 +425,13 @@ async fn unconfined_a_daemon_outlives_its_command_but_the_push_sends_the_recorde
 async fn sandboxed_a_daemon_dies_with_its_command() {
     let t = BotTester::github().await;
     let remote = t.repo(PROJECT, &project());
-    let alice = t.maintainer(PROJECT, "alice");
     let scratch = tempfile::tempdir().unwrap();
     let report = scratch.path().join("daemon.log");
     let marker = unique_marker("sandboxed");
     let probe = daemon_probe(&marker, &report);
     script_fix_with_probe(&t, &probe);
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
-        .await;
-    t.run_until_idle().await;
+    label_and_run(&t, 7).await;
 
     assert!(probe_output(&t).contains("DAEMON STARTED"));
     assert_eq!(
@@ -500,16 +494,13 @@ def test_secrets_in_disguise():
 async fn secrets_printed_in_disguise_reach_no_prompt_comment_log_or_artifact() {
     let t = BotTester::github().await;
     t.repo(PROJECT, &project());
-    let alice = t.maintainer(PROJECT, "alice");
     let secrets = [GITHUB_TOKEN, WEBHOOK_SECRET, LLM_KEY];
     let probe = disguise_probe(&secrets);
     script_edit_with_probe(&t, &probe);
     t.llm
         .reply_text_for_stage("repair", whole_files(&format!("{probe}# again\n")));
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
-        .await;
-    t.run_until_idle().await;
+    label_and_run(&t, 7).await;
 
     let repair = t
         .llm

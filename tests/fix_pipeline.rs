@@ -33,6 +33,15 @@ fn plan(path: &str, summary: &str) -> String {
     .to_string()
 }
 
+/// The search/replace answer that makes `clamp` respect both bounds.
+fn clamp_fix() -> String {
+    search_replace(
+        "calc.py",
+        "    return value\n",
+        "    return max(low, min(value, high))\n",
+    )
+}
+
 fn search_replace(path: &str, search: &str, replace: &str) -> String {
     format!("{path}\n```\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n```\n")
 }
@@ -245,14 +254,7 @@ fn the_review_can_send_the_work_back_once_before_accepting() {
         "plan",
         plan("calc.py", "clamp values to both ends of the range"),
     );
-    llm.reply_text_for_stage(
-        "edit",
-        search_replace(
-            "calc.py",
-            "    return value\n",
-            "    return max(low, min(value, high))\n",
-        ),
-    );
+    llm.reply_text_for_stage("edit", clamp_fix());
     llm.reply_text_for_stage("audit", rejected("add a docstring explaining the bounds"));
     llm.reply_text_for_stage(
         "repair",
@@ -420,14 +422,7 @@ fn a_plan_missing_its_file_changes_is_asked_for_again_and_the_second_answer_is_u
         "plan",
         plan("calc.py", "clamp values to both ends of the range"),
     );
-    llm.reply_text_for_stage(
-        "edit",
-        search_replace(
-            "calc.py",
-            "    return value\n",
-            "    return max(low, min(value, high))\n",
-        ),
-    );
+    llm.reply_text_for_stage("edit", clamp_fix());
     llm.reply_text_for_stage("audit", accepted());
 
     let fix = Fix::run(repo.path(), &llm, &issue(7, "clamp ignores its bounds"));
@@ -473,14 +468,7 @@ fn answers_as_a_small_model_writes_them_are_read_with_defaults() {
             "file_changes": [{"path": "calc.py", "operation": "modify"}],
             "validation_commands": ["pytest"]}"#,
     );
-    llm.reply_text_for_stage(
-        "edit",
-        search_replace(
-            "calc.py",
-            "    return value\n",
-            "    return max(low, min(value, high))\n",
-        ),
-    );
+    llm.reply_text_for_stage("edit", clamp_fix());
     llm.reply_text_for_stage("audit", r#"{"decision": "accepted"}"#);
 
     let fix = Fix::run(repo.path(), &llm, &issue(9, "Clamp ignores its bounds."));
@@ -555,14 +543,7 @@ fn an_edit_cut_off_mid_file_is_never_applied() {
         "edit",
         cut_off("^^^calc.py\ndef clamp(value, low, high):\n    return max(low, "),
     );
-    llm.reply_text_for_stage(
-        "repair",
-        search_replace(
-            "calc.py",
-            "    return value\n",
-            "    return max(low, min(value, high))\n",
-        ),
-    );
+    llm.reply_text_for_stage("repair", clamp_fix());
     llm.reply_text_for_stage("audit", accepted());
 
     let fix = Fix::run(repo.path(), &llm, &issue(7, "clamp ignores its bounds"));
