@@ -134,6 +134,7 @@ fn main() {
             sandbox: autofix::exec::Sandbox::unconfined(),
             cache_dir: None,
             output_caps: Default::default(),
+            baseline_cache: None,
         };
         let started = Instant::now();
         let summary = runtime.block_on(fix(&options, &llm)).unwrap();

@@ -245,6 +245,7 @@ fn fix_command(
         sandbox: config.sandbox(),
         cache_dir: None,
         output_caps: autofix::pipeline::json_stage::OutputCaps::from_config(&config.llm),
+        baseline_cache: None,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -256,6 +257,18 @@ fn fix_command(
             match (&summary.failure_code, &summary.subject, &summary.branch) {
                 (None, Some(subject), Some(branch)) => {
                     println!("committed on {branch}: {subject}");
+                    for check in &summary.checks {
+                        if !check.still_failing.is_empty() {
+                            println!(
+                                "note: {} already failed on the base commit: {}",
+                                check.name,
+                                check.still_failing.join(", ")
+                            );
+                        }
+                    }
+                    if !summary.flaky.is_empty() {
+                        println!("note: flaky: {}", summary.flaky.join(", "));
+                    }
                 }
                 _ => println!(
                     "FAIL {} at {}: {}",

@@ -27,6 +27,50 @@ async fn a_labelled_issue_becomes_a_draft_merge_request_on_gitlab() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_already_failing_on_the_base_is_named_in_the_pull_request_on_github() {
+    let t = BotTester::github().await;
+    let mut files = python_project();
+    files.push((
+        "test_legacy.py",
+        "def test_legacy_report_format():\n    assert \"v1\" == \"v2\"\n",
+    ));
+    t.repo(PROJECT, &files);
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+
+    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    let pull_requests = t.change_requests(PROJECT);
+    assert_eq!(pull_requests.len(), 1, "{:?}", t.comments(PROJECT, 7));
+    let body = &pull_requests[0].body;
+    assert!(
+        body.contains(
+            "| `python3 -m pytest -q -p no:cacheprovider` | failed: 2 of 2 tests | \
+             failed: 1 of 2 tests, no worse |"
+        ),
+        "{body}"
+    );
+    assert!(
+        body.contains(
+            "**Already failing on the base commit**, before this change, and left as they are \
+             (`python3 -m pytest -q -p no:cacheprovider`): `test_legacy.py::test_legacy_report_format`"
+        ),
+        "{body}"
+    );
+    assert!(
+        body.contains("**Fixed by this change** (failing on the base commit): `test_calc.py::test_clamp_limits_both_ends`"),
+        "{body}"
+    );
+    let status = t.comments(PROJECT, 7).join("\n");
+    assert!(
+        status.contains("1 failing as on the base commit"),
+        "{status}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch_on_github() {
     failing_tests_end_in_a_failure_report_a_label_and_no_branch(BotTester::github().await).await;
 }
@@ -261,8 +305,9 @@ async fn a_labelled_issue_becomes_a_change_request(
     assert!(pr.draft, "draft unless `.autofix.toml` says ready");
     assert!(pr.body.contains("Fixes #7"), "{}", pr.body);
     assert!(
-        pr.body
-            .contains("| `python3 -m pytest -q -p no:cacheprovider` | passed |"),
+        pr.body.contains(
+            "| `python3 -m pytest -q -p no:cacheprovider` | failed: 1 of 1 tests | passed (1 tests) |"
+        ),
         "{}",
         pr.body
     );

@@ -391,12 +391,14 @@ async fn a_server_killed_then_restarted(point: KillPoint) {
     }
 }
 
-/// A `conftest.py` that, while `hangs` exists, removes it, writes pytest's pid to `pid` and sleeps:
-/// the first validation hangs, the next one runs.
+/// A `conftest.py` that, while `hangs` exists and `calc.py` holds a fix, removes it, writes
+/// pytest's pid to `pid` and sleeps: the first validation of the change hangs, the next one runs
+/// (the run on the base commit, before any change, never hangs).
 fn hanging_conftest(hangs: &Path, pid: &Path) -> String {
     format!(
         "import os, time\n\
-         if os.path.exists({hangs:?}):\n    \
+         calc = open(os.path.join(os.path.dirname(__file__), 'calc.py')).read()\n\
+         if os.path.exists({hangs:?}) and 'max(low' in calc:\n    \
          os.remove({hangs:?})\n    \
          with open({pid:?}, 'w') as f:\n        f.write(str(os.getpid()))\n    \
          time.sleep(120)\n"

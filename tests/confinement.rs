@@ -34,9 +34,9 @@ fn repository(extra: &[(&str, &str)]) -> Repo {
     Repo::with(&files)
 }
 
-/// The model: triage, a plan that adds the probe, the probe itself, and (when the probe will
-/// have run) an accepting review.
-fn script_probe(llm: &ScriptedLlm, probe: &str, reviewed: bool) {
+/// The model: triage, a plan that adds the probe, and (when the job gets that far) the probe
+/// itself and an accepting review.
+fn script_probe(llm: &ScriptedLlm, probe: &str, reaches_the_edit: bool) {
     llm.reply_text_for_stage(
         "triage",
         json!({"actionable": true, "classification": "fix", "risk": "LOW",
@@ -50,10 +50,11 @@ fn script_probe(llm: &ScriptedLlm, probe: &str, reviewed: bool) {
                "commit_summary": "add a regression test for the reported bug", "scope": "tests"})
         .to_string(),
     );
-    llm.reply_text_for_stage("edit", format!("^^^{PROBE}\n{probe}^^^end\n"));
-    if !reviewed {
+    if !reaches_the_edit {
+        // The job stops before any edit: the checks' run on the base commit cannot start.
         return;
     }
+    llm.reply_text_for_stage("edit", format!("^^^{PROBE}\n{probe}^^^end\n"));
     llm.reply_text_for_stage(
         "audit",
         json!({"decision": "accepted", "reasons": ["ok"], "must_fixes": [], "nice_to_haves": []})
@@ -336,9 +337,9 @@ fn fix_with_args(
     probe: &str,
     env: &[(&str, String)],
     args: &[&str],
-    reviewed: bool,
+    reaches_the_edit: bool,
 ) -> Run {
-    fix_prepared(repo, probe, env, args, reviewed, |_, _| {})
+    fix_prepared(repo, probe, env, args, reaches_the_edit, |_, _| {})
 }
 
 /// [`fix_with_args`] with a last say on the command and the artifacts folder before it runs.
@@ -347,11 +348,11 @@ fn fix_prepared(
     probe: &str,
     env: &[(&str, String)],
     args: &[&str],
-    reviewed: bool,
+    reaches_the_edit: bool,
     prepare: impl FnOnce(&mut Command, &std::path::Path),
 ) -> Run {
     let llm = ScriptedLlm::start();
-    script_probe(&llm, probe, reviewed);
+    script_probe(&llm, probe, reaches_the_edit);
     let artifacts = tempfile::tempdir().unwrap();
     let issue = artifacts.path().join("issue.json");
     fs::write(

@@ -362,11 +362,67 @@ fn a_plan_that_names_a_denied_path_is_refused_before_any_edit() {
         ),
     );
 
+    llm.reply_text_for_stage(
+        "plan",
+        plan(".github/workflows/ci.yml", "run the tests on every push"),
+    );
+
     let fix = Fix::run(repo.path(), &llm, &issue(11, "CI should run on push"));
 
     assert_eq!(fix.result()["failure_code"], "WRITE_SCOPE_VIOLATION");
     assert_eq!(fix.result()["failure_stage"], "plan");
+    assert_eq!(
+        fix.result()["corrections"],
+        1,
+        "asked once more, naming the path"
+    );
+    let retry = llm.requests()[2].prompt().unwrap();
+    assert!(
+        retry.contains("the plan touches `.github/workflows/ci.yml`"),
+        "{retry}"
+    );
+    assert!(
+        fix.result()["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("the plan touches `.github/workflows/ci.yml`"),
+        "{}",
+        fix.result()
+    );
     repo.assert_untouched(&baseline);
+    llm.assert_done();
+}
+
+/// A clamp job whose first plan is `first_plan` and whose second is right; it commits.
+fn a_clamp_job_whose_first_plan_is(first_plan: String) -> (Fix, ScriptedLlm) {
+    let repo = python_repo("");
+    let llm = ScriptedLlm::start();
+    llm.reply_text_for_stage("triage", triage("fix"));
+    llm.reply_text_for_stage("plan", first_plan);
+    llm.reply_text_for_stage(
+        "plan",
+        plan("calc.py", "clamp values to both ends of the range"),
+    );
+    llm.reply_text_for_stage("edit", clamp_fix());
+    llm.reply_text_for_stage("audit", accepted());
+
+    let fix = Fix::run(repo.path(), &llm, &issue(7, "clamp ignores its bounds"));
+
+    assert_eq!(fix.result()["committed"], true, "{}", fix.run_log());
+    assert_eq!(fix.result()["corrections"], 1);
+    llm.assert_done();
+    (fix, llm)
+}
+
+#[test]
+fn a_plan_naming_a_path_outside_the_repository_is_asked_for_once_more() {
+    // What a small model wrote: the prompt example's absolute path.
+    let (_, llm) = a_clamp_job_whose_first_plan_is(plan("/src/parser.rs", "handle empty input"));
+    let retry = llm.requests()[2].prompt().unwrap();
+    assert!(
+        retry.contains("the plan touches `/src/parser.rs`: the path is absolute"),
+        "{retry}"
+    );
 }
 
 #[test]
@@ -414,21 +470,8 @@ fn an_answer_that_cannot_be_read_twice_fails_naming_the_problem() {
 
 #[test]
 fn a_plan_missing_its_file_changes_is_asked_for_again_and_the_second_answer_is_used() {
-    let repo = python_repo("");
-    let llm = ScriptedLlm::start();
-    llm.reply_text_for_stage("triage", triage("fix"));
-    llm.reply_text_for_stage("plan", r#"{"plan_steps": ["clamp the value"]}"#);
-    llm.reply_text_for_stage(
-        "plan",
-        plan("calc.py", "clamp values to both ends of the range"),
-    );
-    llm.reply_text_for_stage("edit", clamp_fix());
-    llm.reply_text_for_stage("audit", accepted());
-
-    let fix = Fix::run(repo.path(), &llm, &issue(7, "clamp ignores its bounds"));
-
-    assert_eq!(fix.result()["committed"], true, "{}", fix.run_log());
-    assert_eq!(fix.result()["corrections"], 1);
+    let (fix, llm) =
+        a_clamp_job_whose_first_plan_is(r#"{"plan_steps": ["clamp the value"]}"#.to_string());
     let retry = llm.requests()[2].prompt().unwrap();
     assert!(
         retry.contains("The problem: \"file_changes\" is missing."),
@@ -480,6 +523,169 @@ fn answers_as_a_small_model_writes_them_are_read_with_defaults() {
         "fix(repo): clamp ignores its bounds",
         "the summary comes from the issue title"
     );
+}
+
+/// A test that already fails on the base commit and has nothing to do with clamp.
+const LEGACY_TEST: (&str, &str) = (
+    "test_legacy.py",
+    "def test_legacy_report_format():\n    assert \"v1\" == \"v2\", \"the legacy format changed upstream\"\n",
+);
+
+/// Queues the answers of one clamp job whose edit is `edit`.
+fn script_clamp_job(llm: &ScriptedLlm, edit: String) {
+    llm.reply_text_for_stage("triage", triage("fix"));
+    llm.reply_text_for_stage(
+        "plan",
+        plan("calc.py", "clamp values to both ends of the range"),
+    );
+    llm.reply_text_for_stage("edit", edit);
+    llm.reply_text_for_stage("audit", accepted());
+}
+
+#[test]
+fn a_test_that_already_fails_on_the_base_is_not_blamed_on_the_fix() {
+    let repo = python_repo("");
+    repo.write(LEGACY_TEST.0, LEGACY_TEST.1);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "a legacy test that fails"]);
+    let llm = ScriptedLlm::start();
+    script_clamp_job(&llm, clamp_fix());
+
+    let fix = Fix::run(repo.path(), &llm, &issue(21, "clamp ignores its bounds"));
+
+    assert_eq!(fix.result()["committed"], true, "{}", fix.run_log());
+    assert_eq!(fix.result()["repairs"], 0, "nothing to repair");
+    let check = &fix.result()["checks"][0];
+    assert_eq!(check["verdict"], "no_worse", "{check}");
+    assert_eq!(
+        check["still_failing"],
+        json!(["test_legacy.py::test_legacy_report_format"])
+    );
+    assert_eq!(
+        check["fixed"],
+        json!(["test_calc.py::test_clamp_limits_both_ends"])
+    );
+    assert_eq!(check["new_failures"], json!([]));
+    assert!(
+        fix.stdout().contains(
+            "note: pytest already failed on the base commit: \
+             test_legacy.py::test_legacy_report_format"
+        ),
+        "{}",
+        fix.stdout()
+    );
+    let review = llm
+        .requests()
+        .iter()
+        .find(|r| r.header("x-autofix-stage") == Some("audit"))
+        .and_then(|r| r.prompt())
+        .unwrap();
+    assert!(
+        review.contains(
+            "already failing on the base commit, not caused by this change: \
+             test_legacy.py::test_legacy_report_format"
+        ),
+        "{review}"
+    );
+    assert!(!review.contains("Validation FAILED"), "{review}");
+
+    // A second job on the same base commit reads the base results from the cache.
+    repo.git(&["checkout", "-q", "main"]);
+    script_clamp_job(&llm, clamp_fix());
+    let again = Fix::run(repo.path(), &llm, &issue(22, "clamp ignores its bounds"));
+    assert_eq!(again.result()["committed"], true, "{}", again.run_log());
+    assert!(
+        again.run_log().contains("come from the cache"),
+        "{}",
+        again.run_log()
+    );
+    let base_logs = walk(&again.dir().join("logs"))
+        .into_iter()
+        .filter(|log| log.to_string_lossy().contains("base-"))
+        .count();
+    assert_eq!(base_logs, 0, "the base commit's checks ran only once");
+}
+
+#[test]
+fn a_fix_that_breaks_a_test_that_passed_on_the_base_is_repaired() {
+    let repo = python_repo("");
+    repo.write(LEGACY_TEST.0, LEGACY_TEST.1);
+    repo.write(
+        "calc.py",
+        &format!("{BUGGY_PY}\n\ndef double(x):\n    return 2 * x\n"),
+    );
+    repo.write(
+        "test_double.py",
+        "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
+    );
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "double, and a legacy test that fails"]);
+    let llm = ScriptedLlm::start();
+    let breaks_double = format!(
+        "{}{}",
+        clamp_fix(),
+        search_replace("calc.py", "    return 2 * x\n", "    return x\n")
+    );
+    script_clamp_job(&llm, breaks_double);
+    llm.reply_text_for_stage(
+        "repair",
+        search_replace("calc.py", "    return x\n", "    return 2 * x\n"),
+    );
+
+    let fix = Fix::run(repo.path(), &llm, &issue(23, "clamp ignores its bounds"));
+
+    assert_eq!(fix.result()["committed"], true, "{}", fix.run_log());
+    assert_eq!(fix.result()["repairs"], 1);
+    let repair = llm
+        .requests()
+        .iter()
+        .find(|r| r.header("x-autofix-stage") == Some("repair"))
+        .and_then(|r| r.prompt())
+        .unwrap();
+    assert!(
+        repair.contains(
+            "tests that pass on the base commit fail with this change: \
+             test_double.py::test_double"
+        ),
+        "{repair}"
+    );
+    assert!(
+        repair.contains("leave them as they are: test_legacy.py::test_legacy_report_format"),
+        "{repair}"
+    );
+    assert!(repo.read("calc.py").contains("return 2 * x"));
+    assert_eq!(fix.result()["checks"][0]["verdict"], "no_worse");
+}
+
+#[test]
+fn a_test_that_fails_and_then_passes_on_the_rerun_is_named_flaky() {
+    let repo = python_repo("");
+    repo.write(".gitignore", "__pycache__/\n.pytest_cache/\n.warm\n");
+    repo.write(
+        "test_cache.py",
+        "import pathlib\n\n\ndef test_warm_cache():\n    marker = pathlib.Path(__file__).with_name(\".warm\")\n    if not marker.exists():\n        marker.write_text(\"warm\")\n        raise AssertionError(\"the cache was cold\")\n",
+    );
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "a test that fails the first time"]);
+    let llm = ScriptedLlm::start();
+    script_clamp_job(&llm, clamp_fix());
+
+    let fix = Fix::run(repo.path(), &llm, &issue(24, "clamp ignores its bounds"));
+
+    assert_eq!(fix.result()["committed"], true, "{}", fix.run_log());
+    assert_eq!(
+        fix.result()["flaky"],
+        json!(["test_cache.py::test_warm_cache"]),
+        "{}",
+        fix.run_log()
+    );
+    assert!(
+        fix.run_log()
+            .contains("flaky in pytest: test_cache.py::test_warm_cache"),
+        "{}",
+        fix.run_log()
+    );
+    assert_eq!(fix.result()["repairs"], 0);
 }
 
 /// An Anthropic reply that stopped at the output cap.

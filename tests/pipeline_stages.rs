@@ -6,6 +6,7 @@ use std::fs;
 use autofix::config::repo::RepoConfig;
 use autofix::edits::paths::ProjectRoot;
 use autofix::git::CommitKind;
+use autofix::pipeline::checks::{self, CheckRun, Judgement};
 use autofix::pipeline::context::{self, Context};
 use autofix::pipeline::issue::Issue;
 use autofix::pipeline::plan::{self, FileChange, Operation, Plan};
@@ -109,6 +110,17 @@ fn context_for(plan: &Plan) -> (tempfile::TempDir, Context) {
     (dir, context)
 }
 
+/// The report as judged with no base run: every failure counts against the change.
+fn judgement(passed: bool) -> Judgement {
+    Judgement {
+        comparisons: report(passed)
+            .commands
+            .into_iter()
+            .map(|command| checks::compare(None, CheckRun::new(command, None), &Default::default()))
+            .collect(),
+    }
+}
+
 fn report(passed: bool) -> TestReport {
     TestReport {
         commands: vec![
@@ -188,6 +200,10 @@ fn the_edit_prompt_after_a_failed_validation() {
     let (_dir, context) = context_for(&plan());
     let feedback = Feedback::ValidationFailed {
         command: "cargo test --quiet".into(),
+        why: "tests that pass on the base commit fail with this change: \
+              single_word_is_returned_whole"
+            .into(),
+        already_failing: vec!["legacy_separator_is_kept".into()],
         output_tail: "test single_word_is_returned_whole ... FAILED\n\nfailures:\n    \
                       single_word_is_returned_whole\n\ntest result: FAILED. 4 passed; 1 failed\n"
             .into(),
@@ -244,13 +260,13 @@ fn the_edit_prompt_of_a_plan_that_deletes_a_file() {
 fn the_audit_prompt_of_a_change_whose_tests_fail() {
     insta::assert_snapshot!(
         "audit_prompt_tests_failed",
-        audit::prompt(&issue(), &plan(), DIFF, &report(false))
+        audit::prompt(&issue(), &plan(), DIFF, &judgement(false))
     );
 }
 
 #[test]
 fn the_audit_prompt_of_a_change_whose_tests_pass() {
-    let prompt = audit::prompt(&issue(), &plan(), DIFF, &report(true));
+    let prompt = audit::prompt(&issue(), &plan(), DIFF, &judgement(true));
     assert!(prompt.contains("- test (`cargo test --quiet`): passed; tests: 4 passed"));
     assert!(!prompt.contains("Validation FAILED"));
 }

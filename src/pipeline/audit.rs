@@ -6,10 +6,11 @@ use serde_json::json;
 
 use super::StageOutputError;
 use super::answer::{self, Fields};
+use super::checks::{Comparison, Judgement, Verdict};
 use super::issue::Issue;
 use super::plan::Plan;
 use super::prompts::{fenced, issue_section, plan_section};
-use super::test_report::{CommandReport, TestReport};
+use super::test_report::CommandReport;
 use crate::llm::ResponseSchema;
 
 const INTRO: &str = include_str!("prompts/audit.md");
@@ -36,20 +37,21 @@ pub struct Review {
 }
 
 impl Review {
-    /// Whether the change may be committed: the reviewer accepted it AND every validation
-    /// command passed. The model's word alone never outweighs a red report.
-    pub fn accepts(&self, report: &TestReport) -> bool {
-        self.decision == Decision::Accepted && report.passed()
+    /// Whether the change may be committed: the reviewer accepted it AND no validation
+    /// command is worse than on the base commit. The model's word never outweighs a red report.
+    pub fn accepts(&self, judgement: &Judgement) -> bool {
+        self.decision == Decision::Accepted && judgement.acceptable()
     }
 }
 
-/// The review prompt: the issue, the plan, the unified diff of the change, the test report.
-pub fn prompt(issue: &Issue, plan: &Plan, diff: &str, report: &TestReport) -> String {
+/// The review prompt: the issue, the plan, the unified diff of the change, the test report
+/// (with what already failed on the base commit).
+pub fn prompt(issue: &Issue, plan: &Plan, diff: &str, judgement: &Judgement) -> String {
     let mut prompt = String::from(INTRO);
     prompt.push_str(&issue_section(issue));
     prompt.push_str(&plan_section(plan));
     prompt.push_str(&format!("\nCommit summary: {}\n", plan.commit_summary));
-    prompt.push_str(&report_section(report));
+    prompt.push_str(&report_section(judgement));
     prompt.push_str("\n## The change\n");
     if diff.trim().is_empty() {
         prompt.push_str("(The diff is empty: nothing was changed.)\n");
@@ -61,19 +63,52 @@ pub fn prompt(issue: &Issue, plan: &Plan, diff: &str, report: &TestReport) -> St
     prompt
 }
 
-fn report_section(report: &TestReport) -> String {
+fn report_section(judgement: &Judgement) -> String {
     let mut section = String::from("\n## Validation\n");
-    if report.commands.is_empty() {
+    if judgement.comparisons.is_empty() {
         section.push_str("(The repository configures no validation commands.)\n");
         return section;
     }
-    for command in &report.commands {
-        section.push_str(&describe_command(command));
+    for comparison in &judgement.comparisons {
+        section.push_str(&describe_command(comparison.change.last()));
+        section.push_str(&against_the_base(comparison));
     }
-    if !report.passed() {
+    if !judgement.acceptable() {
         section.push_str("Validation FAILED: this change cannot be accepted.\n");
     }
     section
+}
+
+/// What the base commit says about a command's result: failures it already had, tests the
+/// change fixed, tests that flaked.
+fn against_the_base(comparison: &Comparison) -> String {
+    let mut lines = String::new();
+    if let Verdict::NoWorse {
+        by_exit_status_only,
+    } = comparison.verdict
+    {
+        if by_exit_status_only {
+            lines.push_str("  it fails on the base commit too, before any change\n");
+        } else {
+            lines.push_str(&format!(
+                "  already failing on the base commit, not caused by this change: {}\n",
+                comparison.still_failing.join(", ")
+            ));
+        }
+    }
+    if !comparison.fixed.is_empty() {
+        lines.push_str(&format!(
+            "  failing on the base commit, passing with this change: {}\n",
+            comparison.fixed.join(", ")
+        ));
+    }
+    if !comparison.flaky.is_empty() {
+        lines.push_str(&format!(
+            "  flaky (failed, then passed on an immediate rerun): {}\n",
+            comparison.flaky.join(", ")
+        ));
+    }
+    lines
 }
 
 /// `- test (`cargo test`): passed; tests: 12 passed, 0 failed, 1 skipped`, then failing names.
@@ -175,7 +210,8 @@ pub fn parse(text: &str) -> Result<Review, StageOutputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::test_report::TestCounts;
+    use crate::pipeline::checks::{self, CheckRun};
+    use crate::pipeline::test_report::{TestCounts, TestReport};
 
     const ACCEPTED: &str = r#"{"decision": "accepted", "reasons": ["Resolves the issue."],
         "must_fixes": [], "nice_to_haves": ["A doc comment would help."]}"#;
@@ -307,6 +343,13 @@ mod tests {
         assert_eq!(review.must_fixes, ["x"]);
     }
 
+    fn judgement(passed: bool) -> Judgement {
+        let run = CheckRun::new(report(passed).commands[0].clone(), None);
+        Judgement {
+            comparisons: vec![checks::compare(None, run, &Default::default())],
+        }
+    }
+
     fn report(passed: bool) -> TestReport {
         TestReport {
             commands: vec![CommandReport {
@@ -342,9 +385,25 @@ mod tests {
     #[test]
     fn an_acceptance_does_not_outweigh_a_failed_validation() {
         let accepted = parse(ACCEPTED).unwrap();
-        assert!(accepted.accepts(&report(true)));
-        assert!(!accepted.accepts(&report(false)));
-        assert!(!parse(REJECTED).unwrap().accepts(&report(true)));
+        assert!(accepted.accepts(&judgement(true)));
+        assert!(!accepted.accepts(&judgement(false)));
+        assert!(!parse(REJECTED).unwrap().accepts(&judgement(true)));
+    }
+
+    #[test]
+    fn a_failure_already_on_the_base_is_named_as_such_to_the_reviewer() {
+        let base = CheckRun::new(report(false).commands[0].clone(), None);
+        let change = CheckRun::new(report(false).commands[0].clone(), None);
+        let comparison = checks::compare(Some(&base), change, &Default::default());
+        assert_eq!(
+            against_the_base(&comparison),
+            "  already failing on the base commit, not caused by this change: parse_empty\n"
+        );
+        let judgement = Judgement {
+            comparisons: vec![comparison],
+        };
+        assert!(parse(ACCEPTED).unwrap().accepts(&judgement));
+        assert!(!report_section(&judgement).contains("Validation FAILED"));
     }
 
     #[test]

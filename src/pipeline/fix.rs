@@ -9,7 +9,9 @@ use serde::Serialize;
 
 use super::StageOutputError;
 use super::audit::{self, Review};
+use super::baseline_cache::{self, BaselineCache};
 use super::checkout::Checkout;
+use super::checks::{self, CheckRun, Comparison, Judgement, Relevance, Verdict};
 use super::context;
 use super::issue::Issue;
 use super::json_stage::{OutputCaps, Problem, corrective_prompt};
@@ -64,6 +66,9 @@ pub struct FixOptions {
     pub cache_dir: Option<PathBuf>,
     /// The output-token cap of each stage's requests.
     pub output_caps: OutputCaps,
+    /// Where the checks' results on a base commit are cached; by default
+    /// `<git dir>/autofix/baselines`.
+    pub baseline_cache: Option<PathBuf>,
 }
 
 /// How the run ended, as written to `RESULT.json`.
@@ -87,8 +92,12 @@ pub struct FixSummary {
     pub plan_steps: Vec<String>,
     /// The files the commit changed, in path order.
     pub changed_files: Vec<String>,
-    /// The last run of the validation commands.
+    /// The last run of the validation commands (the rerun, for a command that failed once).
     pub validation: Vec<CommandReport>,
+    /// Each validation command on the base commit and on the change, compared.
+    pub checks: Vec<Comparison>,
+    /// Tests that failed and then passed on an immediate rerun of the same tree.
+    pub flaky: Vec<String>,
     /// The end of the output of the command that failed last (secrets redacted).
     pub failure_output_tail: Option<String>,
     /// Commands that ran with network: every `[[setup]]` step and `network = true` validation.
@@ -146,6 +155,8 @@ pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSumma
         plan_steps: Vec::new(),
         changed_files: Vec::new(),
         validation: Vec::new(),
+        checks: Vec::new(),
+        flaky: Vec::new(),
         failure_output_tail: None,
         networked_commands: Vec::new(),
         artifacts: artifacts.clone(),
@@ -163,6 +174,7 @@ pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSumma
                 round: 0,
                 applied: BTreeMap::new(),
                 setup_outputs: Vec::new(),
+                base_runs: Vec::new(),
             };
             job.run().await
         }
@@ -322,6 +334,8 @@ struct Job<'a> {
     applied: BTreeMap<String, Option<String>>,
     /// What `[[setup]]` left in the tree (dependencies): kept, never committed.
     setup_outputs: Vec<String>,
+    /// The validation commands' results on the base commit, in command order.
+    base_runs: Vec<CheckRun>,
 }
 
 impl Job<'_> {
@@ -338,10 +352,13 @@ impl Job<'_> {
         let (branch, outcome) = self.branch(&triage).await?;
         let work_base = outcome.head().clone();
         let result = match self.setup() {
-            Ok(()) => {
-                self.edit_until_accepted(&plan, &repo_files, &work_base)
-                    .await
-            }
+            Ok(()) => match self.check_base() {
+                Ok(()) => {
+                    self.edit_until_accepted(&plan, &repo_files, &work_base)
+                        .await
+                }
+                Err(failed) => Err(failed),
+            },
             Err(failed) => Err(failed),
         };
         match result {
@@ -382,22 +399,42 @@ impl Job<'_> {
         let prompt = plan::prompt(&ready.issue, triage, repo_files, &ready.instructions);
         let cap = self.options.output_caps.plan;
         let title = ready.issue.title.clone();
-        let plan = self
+        // A plan naming a path outside the repository or a protected one is asked for once
+        // more, naming the path; a second such plan ends the job as a scope violation.
+        let out_of_scope: std::cell::RefCell<Option<String>> = Default::default();
+        let asked = self
             .ask_json("plan", prompt, plan::schema(), cap, |text| {
-                plan::parse(text, &title)
+                let plan = plan::parse(text, &title)?;
+                *out_of_scope.borrow_mut() = None;
+                plan::check(&plan, &ready.root, &ready.protected).map_err(|(path, reason)| {
+                    let refusal = format!("the plan touches `{path}`: {reason}");
+                    *out_of_scope.borrow_mut() = Some(refusal.clone());
+                    StageOutputError::new(
+                        "plan",
+                        format!(
+                            "{refusal}; name only files inside this repository, relative to its \
+                             root, that no rule protects"
+                        ),
+                    )
+                })?;
+                Ok(plan)
             })
-            .await?;
+            .await;
+        let plan = match (asked, out_of_scope.into_inner()) {
+            (Ok(plan), _) => plan,
+            (Err(_), Some(refusal)) => {
+                return Err(Failed::new(
+                    FailureCode::WriteScopeViolation,
+                    "plan",
+                    refusal,
+                ));
+            }
+            (Err(failed), None) => return Err(failed),
+        };
         self.summary.plan_steps = plan.plan_steps.clone();
         self.log
             .write_json("PLAN.json", &plan)
             .map_err(io_failure("plan"))?;
-        plan::check(&plan, &ready.root, &ready.protected).map_err(|(path, reason)| {
-            Failed::new(
-                FailureCode::WriteScopeViolation,
-                "plan",
-                format!("the plan touches `{path}`: {reason}"),
-            )
-        })?;
         self.log.line(&format!(
             "plan: {} steps, files {}",
             plan.plan_steps.len(),
@@ -482,23 +519,25 @@ impl Job<'_> {
             {
                 Err((failed, refusal)) => (failed, refusal),
                 Ok(()) => {
-                    let (report, failing_tail) = self.validate()?;
-                    if let Some(failing) = report.commands.iter().find(|c| !c.passed) {
-                        let code = if failing.timed_out {
+                    let (judgement, failing_tail) = self.validate()?;
+                    if let Some(worse) = judgement.first_worse() {
+                        let code = if worse.change.last().timed_out {
                             FailureCode::Timeout
                         } else {
                             FailureCode::ValidationFailed
                         };
-                        let tail = failing_tail.unwrap_or_default();
+                        let why = match &worse.verdict {
+                            Verdict::Worse { why } => why.clone(),
+                            _ => String::new(),
+                        };
+                        let command = worse.command.join(" ");
                         (
-                            Failed::new(
-                                code,
-                                "validate",
-                                format!("`{}` failed", failing.command.join(" ")),
-                            ),
+                            Failed::new(code, "validate", format!("`{command}` failed: {why}")),
                             Feedback::ValidationFailed {
-                                command: failing.command.join(" "),
-                                output_tail: tail,
+                                command,
+                                why,
+                                already_failing: worse.still_failing.clone(),
+                                output_tail: failing_tail.unwrap_or_default(),
                             },
                         )
                     } else {
@@ -507,8 +546,8 @@ impl Job<'_> {
                             return Ok(());
                         }
                         reviews_left -= 1;
-                        let review = self.audit(plan, work_base, &report).await?;
-                        if review.accepts(&report) {
+                        let review = self.audit(plan, work_base, &judgement).await?;
+                        if review.accepts(&judgement) {
                             return Ok(());
                         }
                         let failed = Failed::new(
@@ -623,56 +662,196 @@ impl Job<'_> {
         }
     }
 
-    /// Runs the repository's validation commands in order, stopping at the first failure,
-    /// whose output tail is returned for the next prompt. Afterwards the tree holds the model's
-    /// work and nothing else the commands wrote.
-    fn validate(&mut self) -> Result<(TestReport, Option<String>), Failed> {
+    /// Runs the repository's validation commands in order on the change, each compared with
+    /// its run on the base commit, stopping at the first one the change made worse (its
+    /// output tail is returned for the next prompt). Afterwards the tree holds the model's work
+    /// and nothing else the commands wrote.
+    fn validate(&mut self) -> Result<(Judgement, Option<String>), Failed> {
         let result = self.run_validation();
         self.keep_only_the_model_work("validate")?;
         result
     }
 
-    fn run_validation(&mut self) -> Result<(TestReport, Option<String>), Failed> {
-        let root = self.ready.workspace.root();
-        let mut report = TestReport::default();
+    fn run_validation(&mut self) -> Result<(Judgement, Option<String>), Failed> {
+        let mut judgement = Judgement::default();
         let mut failing_tail = None;
-        for command in &self.ready.validation {
-            self.check_budget("validate")?;
-            let started = SystemTime::now();
-            let argv = argv_of(command);
-            let outcome = self.run_confined("validate", command, Access::ReadOnly)?;
-            self.log
-                .write_command_log(&command.name, &outcome.output)
-                .map_err(io_failure("validate"))?;
-            let entry = test_report::report_for(
-                &command.name,
-                &argv,
-                &outcome,
-                root,
-                started,
-                command.fail_on_warnings,
-            );
-            self.log.line(&format!(
-                "validate: {} {} ({})",
-                command.name,
-                if entry.passed { "passed" } else { "FAILED" },
-                outcome.describe()
-            ));
-            let passed = entry.passed;
-            report.commands.push(entry);
-            if !passed {
-                failing_tail = Some(exec::output_tail(&outcome.output, FEEDBACK_TAIL_BYTES));
+        let issue = &self.ready.issue;
+        let relevance = Relevance::new(
+            &format!("{}\n{}", issue.title, issue.body),
+            self.applied.keys(),
+        );
+        for (index, command) in self.ready.validation.iter().enumerate() {
+            let (run, tail) = self.run_check("validate", command)?;
+            let comparison = checks::compare(self.base_runs.get(index), run, &relevance);
+            let line = match &comparison.verdict {
+                Verdict::Passed => "passed".to_string(),
+                Verdict::NoWorse { .. } => format!(
+                    "FAILED as on the base commit, no worse (still failing: {})",
+                    listed(&comparison.still_failing)
+                ),
+                Verdict::Worse { why } => format!("FAILED: {why}"),
+            };
+            self.log.line(&format!("validate: {} {line}", command.name));
+            if !comparison.flaky.is_empty() {
+                self.log.line(&format!(
+                    "validate: flaky in {}: {}",
+                    command.name,
+                    comparison.flaky.join(", ")
+                ));
+            }
+            let acceptable = comparison.acceptable();
+            judgement.comparisons.push(comparison);
+            if !acceptable {
+                failing_tail = tail;
                 break;
             }
         }
-        self.summary.validation = report.commands.clone();
+        self.summary.validation = judgement
+            .comparisons
+            .iter()
+            .map(|c| c.change.last().clone())
+            .collect();
+        self.summary.checks = judgement.comparisons.clone();
+        self.summary.flaky = judgement.flaky();
         self.summary.failure_output_tail = failing_tail
             .as_deref()
             .map(|tail| self.options.redactor.redact(tail));
+        let report = TestReport {
+            commands: self.summary.validation.clone(),
+        };
         self.log
             .write_json("TEST_REPORT.json", &report)
             .map_err(io_failure("validate"))?;
-        Ok((report, failing_tail))
+        self.log
+            .write_json("CHECKS.json", &judgement)
+            .map_err(io_failure("validate"))?;
+        Ok((judgement, failing_tail))
+    }
+
+    /// Runs the validation commands on the base commit (before any edit) so the change is
+    /// judged by what it makes worse; the results are cached per base commit and configuration.
+    fn check_base(&mut self) -> Result<(), Failed> {
+        let ready = self.ready;
+        if ready.validation.is_empty() {
+            return Ok(());
+        }
+        let cache = BaselineCache::new(self.baseline_dir());
+        let key = baseline_cache::key(
+            &ready.baseline.to_string(),
+            self.options.sandbox.mode().as_str(),
+            ready.workspace.root(),
+            &ready.setup,
+            &ready.validation,
+        );
+        let cached = cache
+            .load(&key)
+            .filter(|stored| stored.runs.len() == ready.validation.len());
+        let runs = match cached {
+            Some(stored) => {
+                self.log.line(&format!(
+                    "base: the checks' results on {} come from the cache ({key})",
+                    stored.commit
+                ));
+                stored.runs
+            }
+            None => {
+                let mut runs = Vec::new();
+                for command in &ready.validation {
+                    let (run, _) = self.run_check("base", command)?;
+                    runs.push(run);
+                }
+                self.keep_only_the_model_work("base")?;
+                if let Err(reason) = cache.store(&key, &ready.baseline.to_string(), &runs) {
+                    self.log
+                        .line(&format!("base: results not cached: {reason}"));
+                }
+                runs
+            }
+        };
+        for run in &runs {
+            let state = if !run.passed() {
+                format!("already FAILS (failing: {})", listed(&run.failing()))
+            } else if run.rerun.is_some() {
+                "passed on the rerun".to_string()
+            } else {
+                "passes".to_string()
+            };
+            self.log.line(&format!("base: {} {state}", run.first.name));
+        }
+        self.log
+            .write_json("BASE_REPORT.json", &runs)
+            .map_err(io_failure("base"))?;
+        self.base_runs = runs;
+        Ok(())
+    }
+
+    fn baseline_dir(&self) -> PathBuf {
+        match &self.options.baseline_cache {
+            Some(dir) => dir.clone(),
+            None => self
+                .ready
+                .workspace
+                .git_dir()
+                .join("autofix")
+                .join("baselines"),
+        }
+    }
+
+    /// One validation command on the tree as it is, rerun once at once when it fails without
+    /// timing out (on the same tree: what the first run wrote is put back first), with the
+    /// output tail of the last run when that failed.
+    fn run_check(
+        &mut self,
+        stage: &'static str,
+        command: &ValidationCommand,
+    ) -> Result<(CheckRun, Option<String>), Failed> {
+        let (first, output) = self.run_reported(stage, command, "")?;
+        if first.passed {
+            return Ok((CheckRun::new(first, None), None));
+        }
+        if first.timed_out {
+            // A hang is not a flake worth waiting out twice.
+            let tail = exec::output_tail(&output, FEEDBACK_TAIL_BYTES);
+            return Ok((CheckRun::new(first, None), Some(tail)));
+        }
+        self.keep_only_the_model_work(stage)?;
+        let (rerun, output) = self.run_reported(stage, command, "-rerun")?;
+        let tail = (!rerun.passed).then(|| exec::output_tail(&output, FEEDBACK_TAIL_BYTES));
+        Ok((CheckRun::new(first, Some(rerun)), tail))
+    }
+
+    /// One run of a validation command, its output kept as an artifact and its report read.
+    fn run_reported(
+        &mut self,
+        stage: &'static str,
+        command: &ValidationCommand,
+        suffix: &str,
+    ) -> Result<(CommandReport, String), Failed> {
+        self.check_budget(stage)?;
+        let started = SystemTime::now();
+        let outcome = self.run_confined(stage, command, Access::ReadOnly)?;
+        let log_name = if stage == "base" {
+            format!("base-{}{suffix}", command.name)
+        } else {
+            format!("{}{suffix}", command.name)
+        };
+        self.log
+            .write_command_log(&log_name, &outcome.output)
+            .map_err(io_failure(stage))?;
+        let report = test_report::report_for(
+            &command.name,
+            &argv_of(command),
+            &outcome,
+            self.ready.workspace.root(),
+            started,
+            command.fail_on_warnings,
+        );
+        self.log.line(&format!(
+            "{stage}: ran {}{suffix} ({})",
+            command.name,
+            outcome.describe()
+        ));
+        Ok((report, outcome.output))
     }
 
     /// Runs the repository's `[[setup]]` commands once, on the base commit, with network and
@@ -842,7 +1021,7 @@ impl Job<'_> {
         &mut self,
         plan: &Plan,
         work_base: &CommitSha,
-        report: &TestReport,
+        judgement: &Judgement,
     ) -> Result<Review, Failed> {
         let ready = self.ready;
         let paths: Vec<String> = self.applied.keys().cloned().collect();
@@ -850,7 +1029,7 @@ impl Job<'_> {
             .workspace
             .diff_paths_from(work_base, &paths)
             .map_err(|err| Failed::new(err.failure_code(), "audit", err.to_string()))?;
-        let prompt = audit::prompt(&ready.issue, plan, &diff, report);
+        let prompt = audit::prompt(&ready.issue, plan, &diff, judgement);
         let cap = self.options.output_caps.audit;
         let review = self
             .ask_json("audit", prompt, audit::schema(), cap, audit::parse)
@@ -1123,6 +1302,16 @@ fn files_to_commit<'a>(
         }
     }
     Ok(files)
+}
+
+/// Names joined for a log line; "none" for none.
+fn listed<'a>(names: impl IntoIterator<Item = &'a String>) -> String {
+    let names: Vec<&str> = names.into_iter().map(String::as_str).collect();
+    if names.is_empty() {
+        "none named".to_string()
+    } else {
+        names.join(", ")
+    }
 }
 
 fn io_failure(stage: &'static str) -> impl Fn(String) -> Failed {

@@ -54,9 +54,11 @@ impl OutputCaps {
     pub fn edit_for(&self, planned_bytes: u64) -> u32 {
         let files = planned_bytes.div_ceil(BYTES_PER_TOKEN);
         let wanted = files + files / 2 + EDIT_OVERHEAD_TOKENS;
+        // The operator's cap wins over the floor: a configured cap below it is not a panic.
         u32::try_from(wanted)
             .unwrap_or(u32::MAX)
-            .clamp(EDIT_OVERHEAD_TOKENS as u32, self.edit.max(1))
+            .max(EDIT_OVERHEAD_TOKENS as u32)
+            .min(self.edit.max(1))
     }
 }
 
@@ -247,5 +249,11 @@ mod tests {
         assert_eq!(caps.edit_for(0), 1024);
         assert_eq!(caps.edit_for(3_000), 1_000 + 500 + 1024);
         assert_eq!(caps.edit_for(10_000_000), caps.edit);
+        let small = OutputCaps {
+            edit: 512,
+            ..OutputCaps::default()
+        };
+        assert_eq!(small.edit_for(0), 512, "a cap below the floor is the cap");
+        assert_eq!(small.edit_for(10_000), 512);
     }
 }

@@ -3,7 +3,9 @@
 
 mod answer;
 pub mod audit;
+pub mod baseline_cache;
 pub mod checkout;
+pub mod checks;
 pub mod context;
 pub mod fix;
 pub mod issue;

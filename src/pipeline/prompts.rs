@@ -16,9 +16,12 @@ pub const MAX_LISTED_FILES: usize = 2_000;
 /// What the previous round is telling this one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Feedback {
-    /// A validation command failed: its name, argv and the tail of its output.
+    /// A validation command failed in a way it does not on the base commit: its argv, why it
+    /// counts against the change, the tests already failing on the base, its output's tail.
     ValidationFailed {
         command: String,
+        why: String,
+        already_failing: Vec<String>,
         output_tail: String,
     },
     /// The reviewer sent the work back.
@@ -179,11 +182,24 @@ fn feedback_section(feedback: &Feedback) -> String {
     match feedback {
         Feedback::ValidationFailed {
             command,
+            why,
+            already_failing,
             output_tail,
         } => {
-            section.push_str(&format!(
-                "The validation command `{command}` failed. The end of its output:\n"
-            ));
+            section.push_str(&format!("The validation command `{command}` failed"));
+            if why.is_empty() {
+                section.push_str(".\n");
+            } else {
+                section.push_str(&format!(": {why}.\n"));
+            }
+            if !already_failing.is_empty() {
+                section.push_str(&format!(
+                    "These tests already fail on the base commit, before any change; leave them \
+                     as they are: {}\n",
+                    already_failing.join(", ")
+                ));
+            }
+            section.push_str("The end of its output:\n");
             section.push_str(&fenced("", output_tail.trim_end()));
         }
         Feedback::ReviewRejected {
@@ -406,6 +422,8 @@ mod tests {
         let feedbacks = [
             Feedback::ValidationFailed {
                 command: "cargo test".into(),
+                why: "tests that pass on the base commit fail with this change: parse_empty".into(),
+                already_failing: vec!["parse_legacy".into()],
                 output_tail: "test parse_empty ... FAILED\n".into(),
             },
             Feedback::ReviewRejected {

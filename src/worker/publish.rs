@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::failure::FailureCode;
+use crate::pipeline::checks::{CheckRun, Comparison, Verdict};
 use crate::pipeline::test_report::CommandReport;
 
 /// The hidden line that marks the status comment of a job, so a restarted job finds it again.
@@ -266,6 +267,9 @@ pub struct ChangeRequestFacts<'a> {
     pub plan_steps: &'a [String],
     pub changed_files: &'a [String],
     pub validation: &'a [CommandReport],
+    /// Each validation command on the base commit and on the change; when empty, the plain
+    /// `validation` results are shown.
+    pub checks: &'a [Comparison],
     pub repairs: u32,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -289,12 +293,14 @@ pub fn change_request_body(facts: &ChangeRequestFacts<'_>) -> String {
         let _ = writeln!(text, "- `{file}`");
     }
     let _ = writeln!(text, "\n## Validation\n");
-    if facts.validation.is_empty() {
+    if facts.validation.is_empty() && facts.checks.is_empty() {
         let _ = writeln!(
             text,
             "The repository configures no validation commands (`[[validate]]` in `.autofix.toml`): \
              this change was **not** checked by its own build or tests."
         );
+    } else if !facts.checks.is_empty() {
+        text.push_str(&checks_section(facts.checks));
     } else {
         let _ = writeln!(text, "| command | result | duration |");
         let _ = writeln!(text, "| --- | --- | --- |");
@@ -323,6 +329,94 @@ pub fn change_request_body(facts: &ChangeRequestFacts<'_>) -> String {
         change_request_marker(facts.job, facts.issue)
     );
     text
+}
+
+/// The before/after table of the validation commands, then what already failed, what the
+/// change fixed and what flaked.
+fn checks_section(checks: &[Comparison]) -> String {
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "| command | on the base commit | with this change | duration |"
+    );
+    let _ = writeln!(text, "| --- | --- | --- | --- |");
+    for check in checks {
+        let base = check
+            .base
+            .as_ref()
+            .map_or_else(|| "not run".to_string(), check_cell);
+        let mut change = check_cell(&check.change);
+        if matches!(check.verdict, Verdict::NoWorse { .. }) {
+            change.push_str(", no worse");
+        }
+        let _ = writeln!(
+            text,
+            "| `{}` | {base} | {change} | {} |",
+            table_cell(&check.command.join(" ")),
+            duration(check.change.first.duration_ms)
+        );
+    }
+    let named = |names: &[String]| {
+        names
+            .iter()
+            .map(|name| format!("`{}`", table_cell(name)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for check in checks {
+        let command = table_cell(&check.command.join(" "));
+        if !check.still_failing.is_empty() {
+            let _ = writeln!(
+                text,
+                "\n**Already failing on the base commit**, before this change, and left as they \
+                 are (`{command}`): {}",
+                named(&check.still_failing)
+            );
+        } else if check.verdict
+            == (Verdict::NoWorse {
+                by_exit_status_only: true,
+            })
+        {
+            let _ = writeln!(
+                text,
+                "\n`{command}` fails on the base commit too, before this change; its output \
+                 names no tests, so only its exit status was compared."
+            );
+        }
+        if !check.fixed.is_empty() {
+            let _ = writeln!(
+                text,
+                "\n**Fixed by this change** (failing on the base commit): {}",
+                named(&check.fixed)
+            );
+        }
+        if !check.flaky.is_empty() {
+            let _ = writeln!(
+                text,
+                "\n**Flaky** (failed, then passed on an immediate rerun of the same tree): {}",
+                named(&check.flaky)
+            );
+        }
+    }
+    text
+}
+
+/// `passed (12 tests)`, `failed: 1 of 12 tests`, `timed out`.
+fn check_cell(run: &CheckRun) -> String {
+    let last = run.last();
+    if last.timed_out {
+        return "timed out".to_string();
+    }
+    let verdict = if last.passed { "passed" } else { "failed" };
+    match &last.tests {
+        Some(tests) if last.passed => format!("{verdict} ({} tests)", tests.passed),
+        Some(tests) => format!(
+            "{verdict}: {} of {} tests",
+            tests.failed,
+            tests.passed + tests.failed
+        ),
+        None => verdict.to_string(),
+    }
 }
 
 fn duration(millis: u64) -> String {
@@ -417,6 +511,7 @@ mod tests {
             plan_steps: &["Return an error for empty input".into()],
             changed_files: &["src/lib.rs".into()],
             validation: &[command("build", true, 840), command("test", true, 2_310)],
+            checks: &[],
             repairs: 1,
             input_tokens: 1200,
             output_tokens: 300,
@@ -426,6 +521,62 @@ mod tests {
         assert!(body.contains("Fixes #7"));
         assert!(is_autofix_change_request_for(&body, 7));
         assert!(!is_autofix_change_request_for(&body, 70));
+        insta::assert_snapshot!(body);
+    }
+
+    fn pytest(failures: &[&str], passed: u64) -> CommandReport {
+        let mut report = command("test", failures.is_empty(), 1_500);
+        report.command = vec!["pytest".into(), "-q".into()];
+        report.tests = Some(crate::pipeline::test_report::TestCounts {
+            passed,
+            failed: failures.len() as u64,
+            skipped: 0,
+            failures: failures.iter().map(|name| name.to_string()).collect(),
+        });
+        report
+    }
+
+    #[test]
+    fn the_body_shows_the_checks_before_and_after_the_change() {
+        use crate::pipeline::checks::{Relevance, compare};
+        let base = CheckRun::new(
+            pytest(&["test_legacy", "test_clamp", "test_race"], 7),
+            Some(pytest(&["test_legacy", "test_clamp"], 8)),
+        );
+        let change = CheckRun::new(
+            pytest(&["test_legacy"], 9),
+            Some(pytest(&["test_legacy"], 9)),
+        );
+        let checks = [compare(Some(&base), change, &Relevance::default())];
+        let facts = ChangeRequestFacts {
+            job: 9,
+            issue: 7,
+            subject: "fix(calc): clamp values to both ends of the range (#7)",
+            plan_steps: &[],
+            changed_files: &["calc.py".into()],
+            validation: &[],
+            checks: &checks,
+            repairs: 0,
+            input_tokens: 1200,
+            output_tokens: 300,
+            notes: &[],
+        };
+        let body = change_request_body(&facts);
+        assert!(
+            body.contains(
+                "| `pytest -q` | failed: 2 of 10 tests | failed: 1 of 10 tests, no worse |"
+            ),
+            "{body}"
+        );
+        assert!(
+            body.contains("**Already failing on the base commit**"),
+            "{body}"
+        );
+        assert!(
+            body.contains("**Fixed by this change** (failing on the base commit): `test_clamp`"),
+            "{body}"
+        );
+        assert!(body.contains("**Flaky** (failed, then passed on an immediate rerun of the same tree): `test_race`"), "{body}");
         insta::assert_snapshot!(body);
     }
 

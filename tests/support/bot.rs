@@ -22,6 +22,7 @@ use autofix::forge::github_api::{
 use autofix::forge::gitlab_api::{GitLabClient, RetryPolicy as GitLabRetry};
 use autofix::git::Identity;
 use autofix::llm::{ProviderConfig, ProviderKind};
+use autofix::pipeline::json_stage::OutputCaps;
 use autofix::redact::Redactor;
 use autofix::server::{self, Metrics, ServerState};
 use autofix::store::{JobRecord, Store};
@@ -156,6 +157,7 @@ impl BotTester {
             Some(gitlab),
             &token,
             SandboxMode::Bwrap,
+            None,
         )
         .await
     }
@@ -171,7 +173,23 @@ impl BotTester {
         let forge = FakeGitHub::start(axum::Router::new());
         forge.set_token(GITHUB_TOKEN, GITHUB_BOT);
         let auth = GitHubAuth::Token(SecretString::from(GITHUB_TOKEN));
-        Self::github_with(forge, auth, GITHUB_TOKEN, mode).await
+        Self::github_with(forge, auth, GITHUB_TOKEN, mode, None).await
+    }
+
+    /// [`github`](Self::github) with the stages answered by the model behind `llm` (a real
+    /// model server) under `caps`, instead of the scripted one.
+    pub async fn github_against(llm: ProviderConfig, caps: OutputCaps) -> BotTester {
+        let forge = FakeGitHub::start(axum::Router::new());
+        forge.set_token(GITHUB_TOKEN, GITHUB_BOT);
+        let auth = GitHubAuth::Token(SecretString::from(GITHUB_TOKEN));
+        Self::github_with(
+            forge,
+            auth,
+            GITHUB_TOKEN,
+            SandboxMode::Bwrap,
+            Some((llm, caps)),
+        )
+        .await
     }
 
     /// The bot as a GitHub App installed on every repository of the fake: it signs a JWT, trades
@@ -183,7 +201,14 @@ impl BotTester {
             app_id: GITHUB_APP_ID,
             private_key_pem: secrecy::SecretSlice::from(test_app_private_key()),
         };
-        Self::github_with(forge, auth, FIRST_INSTALLATION_TOKEN, SandboxMode::Bwrap).await
+        Self::github_with(
+            forge,
+            auth,
+            FIRST_INSTALLATION_TOKEN,
+            SandboxMode::Bwrap,
+            None,
+        )
+        .await
     }
 
     async fn github_with(
@@ -191,6 +216,7 @@ impl BotTester {
         auth: GitHubAuth,
         git_token: &str,
         mode: SandboxMode,
+        llm: Option<(ProviderConfig, OutputCaps)>,
     ) -> BotTester {
         let git = GitHttpServer::start(GitHttpAuth {
             username: "x-access-token".into(),
@@ -215,6 +241,7 @@ impl BotTester {
             None,
             git_token,
             mode,
+            llm,
         )
         .await
     }
@@ -226,6 +253,7 @@ impl BotTester {
         gitlab: Option<Arc<dyn Forge>>,
         token: &str,
         mode: SandboxMode,
+        real_llm: Option<(ProviderConfig, OutputCaps)>,
     ) -> BotTester {
         let workdir = tempfile::tempdir().expect("a workdir");
         let sandbox = Sandbox::new(
@@ -239,17 +267,21 @@ impl BotTester {
             .await
             .expect("the job store opens");
         let llm = ScriptedLlm::start();
-        let provider = autofix::llm::provider(ProviderConfig {
-            kind: ProviderKind::Anthropic,
-            base_url: llm.base_url(),
-            model: "claude-story".into(),
-            api_key: SecretString::from(LLM_KEY),
-            request_timeout: Duration::from_secs(20),
-            max_retries: 0,
-            initial_backoff: Duration::from_millis(10),
-            max_backoff: Duration::from_millis(10),
-        })
-        .expect("an LLM provider for the scripted server");
+        let (provider_config, output_caps) = real_llm.unwrap_or_else(|| {
+            let scripted = ProviderConfig {
+                kind: ProviderKind::Anthropic,
+                base_url: llm.base_url(),
+                model: "claude-story".into(),
+                api_key: SecretString::from(LLM_KEY),
+                request_timeout: Duration::from_secs(20),
+                max_retries: 0,
+                initial_backoff: Duration::from_millis(10),
+                max_backoff: Duration::from_millis(10),
+            };
+            (scripted, OutputCaps::default())
+        });
+        let provider =
+            autofix::llm::provider(provider_config).expect("an LLM provider for the stories");
         let mut redactor = Redactor::new();
         redactor.register(&SecretString::from(token.to_owned()));
         redactor.register(&SecretString::from(WEBHOOK_SECRET));
@@ -273,7 +305,7 @@ impl BotTester {
                 default_validate_timeout: Duration::from_secs(120),
                 output_limit: 256 * 1024,
                 context_tokens: 20_000,
-                output_caps: Default::default(),
+                output_caps,
                 sandbox,
             },
             redactor,

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::repo::PullRequestSection;
+use crate::pipeline::checks::Comparison;
 use crate::pipeline::issue::Issue;
 use crate::pipeline::test_report::CommandReport;
 use crate::worker::publish::{FailureReport, StatusView};
@@ -35,6 +36,10 @@ pub(super) struct FixedChange {
     pub(super) plan_steps: Vec<String>,
     pub(super) changed_files: Vec<String>,
     pub(super) validation: Vec<CommandReport>,
+    /// Each validation command on the base commit and on the change (none in checkpoints
+    /// written before base runs existed).
+    #[serde(default)]
+    pub(super) checks: Vec<Comparison>,
     pub(super) repairs: u32,
     pub(super) input_tokens: u64,
     pub(super) output_tokens: u64,

@@ -108,6 +108,7 @@ impl JobRun {
             plan_steps: &fixed.plan_steps,
             changed_files: &fixed.changed_files,
             validation: &fixed.validation,
+            checks: &fixed.checks,
             repairs: fixed.repairs,
             input_tokens: fixed.input_tokens,
             output_tokens: fixed.output_tokens,

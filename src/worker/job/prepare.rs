@@ -180,6 +180,12 @@ impl JobRun {
             sandbox: self.ctx.settings.sandbox.clone(),
             cache_dir: Some(self.job_dir().join("cache")),
             output_caps: self.ctx.settings.output_caps,
+            baseline_cache: Some(
+                self.ctx
+                    .workdir
+                    .join("baselines")
+                    .join(mirror_key(&request.repo)),
+            ),
         };
         let summary = fix::fix(&options, self.ctx.llm.as_ref())
             .await
@@ -216,8 +222,7 @@ impl JobRun {
                 self.checkpoint.status.notes.push(note);
             }
         }
-        let passed = summary.validation.len();
-        let detail = format!("{passed} command(s) passed, {} repair(s)", summary.repairs);
+        let detail = validation_detail(&summary);
         self.checkpoint.fixed = Some(FixedChange {
             branch: branch.clone(),
             commit: commit.clone(),
@@ -225,6 +230,7 @@ impl JobRun {
             plan_steps: summary.plan_steps.clone(),
             changed_files: summary.changed_files.clone(),
             validation: summary.validation.clone(),
+            checks: summary.checks.clone(),
             repairs: summary.repairs,
             input_tokens: summary.input_tokens,
             output_tokens: summary.output_tokens,
@@ -235,6 +241,26 @@ impl JobRun {
         self.save("fix", &format!("committed {commit} on {branch}: {subject}"))
             .await
     }
+}
+
+/// `2 command(s) passed, 1 failing as on the base commit, 1 flaky test, 1 repair(s)`.
+fn validation_detail(summary: &FixSummary) -> String {
+    let passed = summary.checks.iter().filter(|c| c.change.passed()).count();
+    let as_before = summary.checks.len() - passed;
+    let passed = if summary.checks.is_empty() {
+        summary.validation.len()
+    } else {
+        passed
+    };
+    let mut detail = format!("{passed} command(s) passed");
+    if as_before > 0 {
+        detail.push_str(&format!(", {as_before} failing as on the base commit"));
+    }
+    if !summary.flaky.is_empty() {
+        detail.push_str(&format!(", {} flaky test(s)", summary.flaky.len()));
+    }
+    detail.push_str(&format!(", {} repair(s)", summary.repairs));
+    detail
 }
 
 /// Said in every status comment and pull request while the operator has turned the sandbox off.

@@ -1,0 +1,246 @@
+//! Benchmark (a report, not a test): 20 issues of a small Python repository
+//! (`benches/data/real_model/`) run through the whole `autofix fix` pipeline against a real
+//! model server (llama-cpp-python on SmolLM2-135M-Instruct), once with each JSON stage's schema
+//! sent and once without. Prints, per mode, the share of triage/plan/audit answers that could
+//! be read the first time and how many jobs ended with each failure code.
+//!
+//! `cargo bench --bench real_model_answers` (`REAL_MODEL_ISSUES=N` runs the first N issues).
+
+// Shared with the tests; the benchmark uses only part of it.
+#[path = "../tests/support/model_server.rs"]
+#[allow(dead_code)]
+mod model_server;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use autofix::exec::{Limits, Sandbox, SandboxMode};
+use autofix::git::Identity;
+use autofix::llm::{
+    LlmError, LlmProvider, LlmRequest, LlmResponse, ProviderConfig, ProviderKind, provider,
+};
+use autofix::pipeline::fix::{FixOptions, FixSummary, IssueInput, fix};
+use autofix::pipeline::issue::Issue;
+use autofix::pipeline::json_stage::OutputCaps;
+use autofix::redact::Redactor;
+use model_server::ModelServer;
+use secrecy::SecretString;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data/real_model");
+const JSON_STAGES: [&str; 3] = ["triage", "plan", "audit"];
+
+/// The real provider with every request's schema taken away: the "without" mode.
+struct WithoutSchema(Arc<dyn LlmProvider>);
+
+#[async_trait::async_trait]
+impl LlmProvider for WithoutSchema {
+    fn describe(&self) -> String {
+        format!("{} without response schemas", self.0.describe())
+    }
+
+    async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
+        let mut request = request.clone();
+        request.schema = None;
+        self.0.complete(&request).await
+    }
+}
+
+/// What one mode's jobs added up to.
+#[derive(Default)]
+struct Tally {
+    /// Per JSON stage: first answers asked for, and those that could not be read.
+    first_answers: BTreeMap<&'static str, (u32, u32)>,
+    endings: BTreeMap<String, u32>,
+    seconds: f64,
+}
+
+impl Tally {
+    fn add(&mut self, summary: &FixSummary) {
+        let rounds = summary.artifacts.join("rounds");
+        let log = std::fs::read_to_string(summary.artifacts.join("run.log")).unwrap_or_default();
+        for stage in JSON_STAGES {
+            let asked = std::fs::read_dir(&rounds)
+                .map(|entries| {
+                    entries
+                        .filter_map(Result::ok)
+                        .filter(|entry| {
+                            let name = entry.file_name().to_string_lossy().into_owned();
+                            name.ends_with(&format!("-{stage}-prompt.txt"))
+                        })
+                        .count() as u32
+                })
+                .unwrap_or(0);
+            let corrected = log
+                .matches(&format!("{stage}: the answer cannot be used"))
+                .count() as u32;
+            let entry = self.first_answers.entry(stage).or_default();
+            entry.0 += asked - corrected;
+            entry.1 += corrected;
+        }
+        *self.endings.entry(ending(summary)).or_default() += 1;
+    }
+
+    fn print(&self, mode: &str, jobs: usize) {
+        println!("\n{mode} ({jobs} jobs, {:.0} s):", self.seconds);
+        let (mut asked, mut unread) = (0, 0);
+        for (stage, (first, bad)) in &self.first_answers {
+            asked += first;
+            unread += bad;
+            println!(
+                "  {stage:<7} first answers read the first time: {:>3} of {:>3} ({})",
+                first - bad,
+                first,
+                share(first - bad, *first)
+            );
+        }
+        println!(
+            "  all JSON stages: {} of {} ({})",
+            asked - unread,
+            asked,
+            share(asked - unread, asked)
+        );
+        for (ending, count) in &self.endings {
+            println!("  ended {ending:<32} {count:>3}");
+        }
+    }
+}
+
+/// `committed`, or the failure code and the stage it happened at.
+fn ending(summary: &FixSummary) -> String {
+    match summary.failure_code {
+        None => "committed".to_string(),
+        Some(code) => format!(
+            "{code} at {}",
+            summary.failure_stage.as_deref().unwrap_or("?")
+        ),
+    }
+}
+
+fn share(part: u32, whole: u32) -> String {
+    if whole == 0 {
+        "n/a".into()
+    } else {
+        format!("{:.0} %", 100.0 * f64::from(part) / f64::from(whole))
+    }
+}
+
+/// A fresh git repository holding the fixture project, one commit on `main`.
+fn fixture_repo(dir: &Path) {
+    let source = Path::new(DATA).join("repo");
+    for entry in std::fs::read_dir(&source).expect("the fixture repository") {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+    }
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=Maintainer",
+            "-c",
+            "user.email=maintainer@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "textkit",
+        ],
+    ] {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+}
+
+async fn run_mode(llm: &dyn LlmProvider, issues: &[Issue]) -> Tally {
+    let mut tally = Tally::default();
+    let started = Instant::now();
+    for issue in issues {
+        let repo = tempfile::tempdir().unwrap();
+        fixture_repo(repo.path());
+        let artifacts = tempfile::tempdir().unwrap();
+        let options = FixOptions {
+            repo: repo.path().to_path_buf(),
+            issue: IssueInput::Given(issue.clone()),
+            issue_number: issue.number,
+            job_id: None,
+            artifacts: Some(artifacts.path().join("run")),
+            identity: Identity::new("autofix", "autofix@example.com").unwrap(),
+            default_validate_timeout: Duration::from_secs(120),
+            output_limit: 256 * 1024,
+            context_tokens: 3_000,
+            redactor: Redactor::new(),
+            sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
+            cache_dir: None,
+            output_caps: OutputCaps {
+                edit: 768,
+                ..OutputCaps::default()
+            },
+            baseline_cache: None,
+        };
+        let summary = fix(&options, llm)
+            .await
+            .expect("the artifacts are writable");
+        let reason: String = summary
+            .reason
+            .clone()
+            .unwrap_or_default()
+            .chars()
+            .take(110)
+            .collect();
+        println!(
+            "  #{:<2} {} {reason}",
+            issue.number.unwrap_or_default(),
+            ending(&summary)
+        );
+        tally.add(&summary);
+    }
+    tally.seconds = started.elapsed().as_secs_f64();
+    tally
+}
+
+fn main() {
+    let text = std::fs::read_to_string(Path::new(DATA).join("issues.json")).unwrap();
+    let mut issues: Vec<Issue> = serde_json::from_str(&text).expect("issues.json");
+    if let Some(n) = std::env::var("REAL_MODEL_ISSUES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        issues.truncate(n);
+    }
+    let server = ModelServer::start_with_context(8192);
+    let real: Arc<dyn LlmProvider> = Arc::from(
+        provider(ProviderConfig {
+            kind: ProviderKind::Openai,
+            base_url: server.base_url(),
+            model: server.model(),
+            api_key: SecretString::from("unused"),
+            request_timeout: Duration::from_secs(300),
+            max_retries: 0,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(1),
+        })
+        .expect("the OpenAI provider"),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    println!(
+        "real model answers: {} issues of benches/data/real_model, {} on llama.cpp",
+        issues.len(),
+        server.model()
+    );
+    println!("with the schema:");
+    let with = runtime.block_on(run_mode(real.as_ref(), &issues));
+    println!("without the schema:");
+    let without = runtime.block_on(run_mode(&WithoutSchema(real.clone()), &issues));
+    with.print("with the schema", issues.len());
+    without.print("without the schema", issues.len());
+}

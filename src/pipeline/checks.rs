@@ -1,0 +1,601 @@
+//! The repository's checks as they really are: each validation command's result on the base
+//! commit and on the change (a failing run rerun once to tell flaky tests apart), compared.
+//!
+//! A change is judged by what it makes worse: a command that already failed on the base may
+//! still fail, as long as no test fails that passed before, no test disappears or is skipped,
+//! and, when tests the change may be about (named in the issue, or testing a changed file)
+//! already failed, at least one of them now passes.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use super::test_report::{CommandReport, TestCounts};
+
+/// One validation command on one tree: its run and, when that failed, an immediate rerun.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckRun {
+    pub first: CommandReport,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<CommandReport>,
+}
+
+impl CheckRun {
+    pub fn new(first: CommandReport, rerun: Option<CommandReport>) -> Self {
+        CheckRun { first, rerun }
+    }
+
+    /// The run that counts: the rerun when there was one.
+    pub fn last(&self) -> &CommandReport {
+        self.rerun.as_ref().unwrap_or(&self.first)
+    }
+
+    /// Passed the first time, or on the rerun (then the failures of the first run were flaky).
+    pub fn passed(&self) -> bool {
+        self.last().passed
+    }
+
+    /// Tests that failed in every run.
+    pub fn failing(&self) -> BTreeSet<String> {
+        let first = failures(&self.first);
+        match &self.rerun {
+            None => first,
+            Some(rerun) => first.intersection(&failures(rerun)).cloned().collect(),
+        }
+    }
+
+    /// Tests that failed in one run and not in the other, when both runs were counted (a
+    /// rerun that passed counts as no failure at all).
+    pub fn flaky(&self) -> BTreeSet<String> {
+        let Some(rerun) = &self.rerun else {
+            return BTreeSet::new();
+        };
+        if !counted(rerun) || !counted(&self.first) {
+            return BTreeSet::new();
+        }
+        let first = failures(&self.first);
+        let second = failures(rerun);
+        first.symmetric_difference(&second).cloned().collect()
+    }
+
+    /// The test counts of the run that counts, when its runner's output could be read.
+    pub fn tests(&self) -> Option<&TestCounts> {
+        self.last().tests.as_ref()
+    }
+}
+
+/// A run whose failures are known: it passed, or its runner's failing names were read.
+fn counted(report: &CommandReport) -> bool {
+    report.passed || report.tests.is_some()
+}
+
+fn failures(report: &CommandReport) -> BTreeSet<String> {
+    report
+        .tests
+        .as_ref()
+        .map(|tests| tests.failures.iter().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// What tells a failing test the change may be about from one that merely already failed:
+/// the issue's words and the files the change writes. Deliberately broad: the change has to
+/// fix only one of the tests it may be about (see [`compare`]).
+#[derive(Debug, Clone, Default)]
+pub struct Relevance {
+    issue_words: BTreeSet<String>,
+    changed_stems: BTreeSet<String>,
+}
+
+impl Relevance {
+    pub fn new<'a>(issue_text: &str, changed_paths: impl IntoIterator<Item = &'a String>) -> Self {
+        Relevance {
+            issue_words: identifier_words(issue_text).collect(),
+            changed_stems: changed_paths
+                .into_iter()
+                .filter_map(|path| file_stem(path))
+                .collect(),
+        }
+    }
+
+    /// Whether `test` may be what the issue is about: the issue names a word of the test's
+    /// name (`clamp` for `test_clamp_limits_both_ends`), or the test's file or module tests a
+    /// file the change writes (`test_calc.py::…` or `calc::tests::…` for `calc.py`/`calc.rs`;
+    /// a Rust crate's root `tests::…` for `lib.rs`/`main.rs`).
+    pub fn is_about(&self, test: &str) -> bool {
+        let segments: Vec<&str> = test
+            .split("::")
+            .flat_map(|part| part.split(['/', ' ']))
+            .filter(|part| !part.is_empty())
+            .collect();
+        let Some((function, path)) = segments.split_last() else {
+            return false;
+        };
+        if identifier_words(function)
+            .filter(|word| word.len() >= 4 && !GENERIC_WORDS.contains(&word.as_str()))
+            .any(|word| self.issue_words.contains(&word))
+        {
+            return true;
+        }
+        let modules: Vec<String> = path
+            .iter()
+            .filter(|segment| !matches!(**segment, "tests" | "test"))
+            .filter_map(|segment| test_subject(segment))
+            .collect();
+        if modules.is_empty() && path.first().is_some_and(|first| *first == "tests") {
+            return ["lib", "main"]
+                .iter()
+                .any(|root| self.changed_stems.contains(*root));
+        }
+        modules
+            .iter()
+            .any(|module| self.changed_stems.contains(module))
+    }
+}
+
+/// Words of test names that say nothing about what is tested.
+const GENERIC_WORDS: [&str; 12] = [
+    "test", "tests", "should", "when", "with", "returns", "return", "works", "error", "case",
+    "check", "that",
+];
+
+/// Lower-case words of identifiers and prose: `parse_emptyInput` → `parse`, `empty`, `input`.
+fn identifier_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .flat_map(split_camel_case)
+        .filter(|word| !word.is_empty())
+        .map(|word| word.to_ascii_lowercase())
+}
+
+fn split_camel_case(word: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let bytes = word.as_bytes();
+    for index in 1..bytes.len() {
+        if bytes[index].is_ascii_uppercase() && bytes[index - 1].is_ascii_lowercase() {
+            parts.push(&word[start..index]);
+            start = index;
+        }
+    }
+    parts.push(&word[start..]);
+    parts
+}
+
+/// `src/calc.py` → `calc`.
+fn file_stem(path: &str) -> Option<String> {
+    let name = path.rsplit('/').next()?;
+    let stem = name.split('.').next()?;
+    (!stem.is_empty()).then(|| stem.to_lowercase())
+}
+
+/// What a test file or module tests: `test_calc.py`, `calc_test.go`, `calc.test.ts`,
+/// `CalcTest.java` and the Rust module `calc` all test `calc`.
+fn test_subject(segment: &str) -> Option<String> {
+    let stem = file_stem(segment)?;
+    let subject = stem
+        .strip_prefix("test_")
+        .or_else(|| stem.strip_suffix("_test"))
+        .or_else(|| stem.strip_suffix("_tests"))
+        .or_else(|| stem.strip_suffix("test").filter(|rest| !rest.is_empty()))
+        .unwrap_or(&stem);
+    (!subject.is_empty()).then(|| subject.to_string())
+}
+
+/// How a command's result on the change compares with the base.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "verdict")]
+pub enum Verdict {
+    /// It passes on the change.
+    Passed,
+    /// It failed on the base and still fails, and nothing that passed there fails now.
+    NoWorse {
+        /// No test runner's output could be read on either tree: only the exit status was
+        /// compared, so a new failure inside the command cannot be told apart.
+        by_exit_status_only: bool,
+    },
+    /// The change made it worse: this must be repaired.
+    Worse { why: String },
+}
+
+/// One command's base and change results side by side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub name: String,
+    pub command: Vec<String>,
+    /// `None` when the command was not run on the base.
+    pub base: Option<CheckRun>,
+    pub change: CheckRun,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// Failing now, passing (or absent) on the base.
+    pub new_failures: Vec<String>,
+    /// Failing on the base and on the change.
+    pub still_failing: Vec<String>,
+    /// Failing on the base, no longer failing.
+    pub fixed: Vec<String>,
+    /// Failed in one run and passed in the other, on either tree.
+    pub flaky: Vec<String>,
+}
+
+impl Comparison {
+    pub fn acceptable(&self) -> bool {
+        !matches!(self.verdict, Verdict::Worse { .. })
+    }
+}
+
+/// Compares a command's run on the change with its run on the base.
+pub fn compare(base: Option<&CheckRun>, change: CheckRun, relevance: &Relevance) -> Comparison {
+    let base_failing = base.map(CheckRun::failing).unwrap_or_default();
+    let mut flaky: BTreeSet<String> = change.flaky();
+    if let Some(base) = base {
+        flaky.extend(base.flaky());
+    }
+    let change_failing = change.failing();
+    let new_failures: Vec<String> = change_failing
+        .difference(&base_failing)
+        .filter(|name| !flaky.contains(*name))
+        .cloned()
+        .collect();
+    let still_failing: Vec<String> = change_failing
+        .intersection(&base_failing)
+        .cloned()
+        .collect();
+    let fixed: Vec<String> = base_failing
+        .difference(&change_failing)
+        .filter(|name| !flaky.contains(*name))
+        .cloned()
+        .collect();
+    // Of the tests the change may be about, it must fix at least one; the rest may be other
+    // tests of the same file that merely already failed.
+    let fixed_one_it_is_about = fixed.iter().any(|name| relevance.is_about(name));
+    let about_the_issue: Vec<String> = if fixed_one_it_is_about {
+        Vec::new()
+    } else {
+        still_failing
+            .iter()
+            .filter(|name| relevance.is_about(name))
+            .cloned()
+            .collect()
+    };
+    let verdict = verdict(base, &change, &new_failures, &about_the_issue);
+    Comparison {
+        name: change.first.name.clone(),
+        command: change.first.command.clone(),
+        base: base.cloned(),
+        change,
+        verdict,
+        new_failures,
+        still_failing,
+        fixed,
+        flaky: flaky.into_iter().collect(),
+    }
+}
+
+fn verdict(
+    base: Option<&CheckRun>,
+    change: &CheckRun,
+    new_failures: &[String],
+    about_the_issue: &[String],
+) -> Verdict {
+    let worse = |why: String| Verdict::Worse { why };
+    if change.passed() {
+        return match shrinkage(base, change) {
+            Some(why) => worse(why),
+            None => Verdict::Passed,
+        };
+    }
+    if change.last().timed_out {
+        // A run cut short says nothing about what the change did, whatever the base did.
+        return worse("it timed out, so its result is unknown".into());
+    }
+    let Some(base) = base.filter(|base| !base.passed()) else {
+        return worse("it passes on the base commit and fails with this change".into());
+    };
+    let (base_last, change_last) = (base.last(), change.last());
+    if !new_failures.is_empty() {
+        return worse(format!(
+            "tests that pass on the base commit fail with this change: {}",
+            new_failures.join(", ")
+        ));
+    }
+    if let Some(why) = shrinkage(Some(base), change) {
+        return worse(why);
+    }
+    if !about_the_issue.is_empty() {
+        return worse(format!(
+            "the tests this change may be about still fail as on the base commit (it must make \
+             at least one of them pass): {}",
+            about_the_issue.join(", ")
+        ));
+    }
+    match (base.tests(), change.tests()) {
+        (Some(_), None) => worse(
+            "its tests ran on the base commit but not with this change (does it still build?)"
+                .into(),
+        ),
+        (None, None) if change_last.warnings > base_last.warnings => worse(format!(
+            "it prints {} warning lines with this change, {} on the base commit",
+            change_last.warnings, base_last.warnings
+        )),
+        (None, None) => Verdict::NoWorse {
+            by_exit_status_only: true,
+        },
+        _ => Verdict::NoWorse {
+            by_exit_status_only: false,
+        },
+    }
+}
+
+/// Tests removed or newly skipped: a failing test is never "fixed" by deleting or skipping it.
+fn shrinkage(base: Option<&CheckRun>, change: &CheckRun) -> Option<String> {
+    let (before, after) = (base?.tests()?, change.tests()?);
+    let (ran_before, ran_after) = (before.passed + before.failed, after.passed + after.failed);
+    if after.skipped > before.skipped && ran_after < ran_before {
+        return Some(format!(
+            "it skips {} more tests than on the base commit ({} → {} skipped); do not skip \
+             tests, fix the code",
+            after.skipped - before.skipped,
+            before.skipped,
+            after.skipped
+        ));
+    }
+    if after.total() < before.total() {
+        return Some(format!(
+            "it runs {} fewer tests than on the base commit ({} → {}); do not delete tests, \
+             fix the code",
+            before.total() - after.total(),
+            before.total(),
+            after.total()
+        ));
+    }
+    None
+}
+
+/// The whole validation of a change, command by command, against the base.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Judgement {
+    pub comparisons: Vec<Comparison>,
+}
+
+impl Judgement {
+    /// No command is worse than on the base.
+    pub fn acceptable(&self) -> bool {
+        self.comparisons.iter().all(Comparison::acceptable)
+    }
+
+    /// The first command the change made worse.
+    pub fn first_worse(&self) -> Option<&Comparison> {
+        self.comparisons.iter().find(|c| !c.acceptable())
+    }
+
+    pub fn flaky(&self) -> Vec<String> {
+        let all: BTreeSet<&String> = self.comparisons.iter().flat_map(|c| &c.flaky).collect();
+        all.into_iter().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(passed: bool, counts: Option<(u64, u64, u64, &[&str])>) -> CommandReport {
+        CommandReport {
+            name: "test".into(),
+            command: vec!["pytest".into()],
+            exit_code: Some(if passed { 0 } else { 1 }),
+            timed_out: false,
+            passed,
+            duration_ms: 10,
+            warnings: 0,
+            output_truncated: false,
+            parser: counts.map(|_| "pytest".to_string()),
+            tests: counts.map(|(passed, failed, skipped, names)| TestCounts {
+                passed,
+                failed,
+                skipped,
+                failures: names.iter().map(|name| name.to_string()).collect(),
+            }),
+        }
+    }
+
+    fn failing(names: &[&str], passed: u64) -> CommandReport {
+        run(false, Some((passed, names.len() as u64, 0, names)))
+    }
+
+    /// An issue about something else, a change to `calc.py`.
+    fn unrelated() -> Relevance {
+        Relevance::new(
+            "The parser drops the last line.",
+            &["src/calc.py".to_string()],
+        )
+    }
+
+    fn consistently(report: CommandReport) -> CheckRun {
+        CheckRun::new(report.clone(), Some(report))
+    }
+
+    #[test]
+    fn a_test_that_already_failed_on_the_base_does_not_count_against_the_change() {
+        let base = consistently(failing(&["test_old"], 9));
+        let change = consistently(failing(&["test_old"], 10));
+        let comparison = compare(Some(&base), change, &unrelated());
+        assert!(comparison.acceptable(), "{comparison:?}");
+        assert_eq!(comparison.still_failing, vec!["test_old"]);
+        assert!(comparison.new_failures.is_empty());
+    }
+
+    #[test]
+    fn a_test_that_passed_on_the_base_and_fails_now_makes_the_change_worse() {
+        let base = consistently(failing(&["test_old"], 9));
+        let change = consistently(failing(&["test_old", "test_new"], 8));
+        let comparison = compare(Some(&base), change, &unrelated());
+        assert!(!comparison.acceptable());
+        assert_eq!(comparison.new_failures, vec!["test_new"]);
+        let Verdict::Worse { why } = &comparison.verdict else {
+            unreachable!()
+        };
+        assert!(why.contains("test_new"), "{why}");
+    }
+
+    #[test]
+    fn a_command_that_passed_on_the_base_must_pass_on_the_change() {
+        let base = CheckRun::new(run(true, Some((10, 0, 0, &[]))), None);
+        let change = consistently(failing(&["test_a"], 9));
+        assert!(!compare(Some(&base), change, &unrelated()).acceptable());
+        let unparsed = consistently(run(false, None));
+        assert!(!compare(Some(&base), unparsed, &unrelated()).acceptable());
+    }
+
+    #[test]
+    fn without_a_base_run_any_failure_is_the_change_s_fault() {
+        let change = consistently(failing(&["test_a"], 9));
+        assert!(!compare(None, change, &unrelated()).acceptable());
+    }
+
+    #[test]
+    fn deleting_the_failing_test_is_not_a_fix() {
+        let base = consistently(failing(&["test_old"], 9));
+        let change = CheckRun::new(run(true, Some((9, 0, 0, &[]))), None);
+        let comparison = compare(Some(&base), change, &unrelated());
+        let Verdict::Worse { why } = &comparison.verdict else {
+            panic!("deleting a test was accepted: {comparison:?}")
+        };
+        assert!(why.contains("10 → 9"), "{why}");
+    }
+
+    #[test]
+    fn skipping_the_failing_test_is_not_a_fix() {
+        let base = consistently(failing(&["test_old"], 9));
+        let change = CheckRun::new(run(true, Some((9, 0, 1, &[]))), None);
+        let comparison = compare(Some(&base), change, &unrelated());
+        let Verdict::Worse { why } = &comparison.verdict else {
+            panic!("skipping a test was accepted: {comparison:?}")
+        };
+        assert!(why.contains("skip"), "{why}");
+    }
+
+    #[test]
+    fn a_failing_test_made_to_pass_is_listed_as_fixed() {
+        let base = consistently(failing(&["test_old"], 9));
+        let change = CheckRun::new(run(true, Some((10, 0, 0, &[]))), None);
+        let comparison = compare(Some(&base), change, &unrelated());
+        assert_eq!(comparison.verdict, Verdict::Passed);
+        assert_eq!(comparison.fixed, vec!["test_old"]);
+    }
+
+    #[test]
+    fn a_test_that_fails_then_passes_on_the_rerun_is_flaky_and_not_blamed() {
+        let base = CheckRun::new(run(true, Some((10, 0, 0, &[]))), None);
+        let change = CheckRun::new(
+            failing(&["test_race"], 9),
+            Some(run(true, Some((10, 0, 0, &[])))),
+        );
+        let comparison = compare(Some(&base), change, &unrelated());
+        assert_eq!(comparison.verdict, Verdict::Passed);
+        assert_eq!(comparison.flaky, vec!["test_race"]);
+        assert!(comparison.new_failures.is_empty());
+    }
+
+    #[test]
+    fn a_flaky_test_on_the_base_is_neither_fixed_nor_new() {
+        let base = CheckRun::new(
+            failing(&["test_old", "test_race"], 8),
+            Some(failing(&["test_old"], 9)),
+        );
+        let change = CheckRun::new(
+            failing(&["test_old", "test_race"], 8),
+            Some(failing(&["test_old", "test_race"], 8)),
+        );
+        let comparison = compare(Some(&base), change, &unrelated());
+        assert!(comparison.acceptable(), "{comparison:?}");
+        assert_eq!(comparison.flaky, vec!["test_race"]);
+        assert!(comparison.fixed.is_empty() && comparison.new_failures.is_empty());
+    }
+
+    #[test]
+    fn unreadable_output_is_compared_by_exit_status_and_warnings() {
+        let base = consistently(run(false, None));
+        let same = compare(Some(&base), consistently(run(false, None)), &unrelated());
+        assert_eq!(
+            same.verdict,
+            Verdict::NoWorse {
+                by_exit_status_only: true
+            }
+        );
+        let mut noisier = run(false, None);
+        noisier.warnings = 3;
+        assert!(!compare(Some(&base), consistently(noisier), &unrelated()).acceptable());
+    }
+
+    #[test]
+    fn tests_that_no_longer_run_at_all_make_it_worse() {
+        let base = consistently(failing(&["test_old"], 9));
+        let broken_build = consistently(run(false, None));
+        assert!(!compare(Some(&base), broken_build, &unrelated()).acceptable());
+    }
+
+    #[test]
+    fn a_timeout_is_never_acceptable_even_when_the_base_timed_out_too() {
+        let base = consistently(failing(&["test_old"], 9));
+        let mut slow = failing(&["test_old"], 9);
+        slow.timed_out = true;
+        assert!(!compare(Some(&base), consistently(slow.clone()), &unrelated()).acceptable());
+        let slow_base = consistently(slow.clone());
+        assert!(!compare(Some(&slow_base), consistently(slow), &unrelated()).acceptable());
+    }
+
+    #[test]
+    fn a_failing_test_the_issue_is_about_must_pass() {
+        let base = consistently(failing(&["test_calc.py::test_clamp_limits_both_ends"], 3));
+        let change = consistently(failing(&["test_calc.py::test_clamp_limits_both_ends"], 3));
+        let relevance = Relevance::new("clamp ignores its bounds", &["src/calc.py".to_string()]);
+        let comparison = compare(Some(&base), change, &relevance);
+        let Verdict::Worse { why } = &comparison.verdict else {
+            panic!("the issue's own test was left failing: {comparison:?}")
+        };
+        assert!(why.contains("test_clamp_limits_both_ends"), "{why}");
+    }
+
+    #[test]
+    fn which_failing_tests_the_issue_or_the_change_may_be_about() {
+        let calc = Relevance::new("clamp ignores its bounds", &["src/calc.py".to_string()]);
+        assert!(calc.is_about("test_calc.py::test_limits"));
+        assert!(calc.is_about("tests/test_calc.py::TestClamp::test_limits"));
+        assert!(calc.is_about("test_other.py::test_clamp_limits_both_ends"));
+        assert!(!calc.is_about("test_network.py::test_timeout"));
+        let named = Relevance::new("`test_timeout` hangs on CI", &["src/net.py".to_string()]);
+        assert!(named.is_about("test_network.py::test_timeout"));
+        let rust = Relevance::new("add subtracts", &["src/lib.rs".to_string()]);
+        assert!(rust.is_about("tests::sum_of_two"));
+        assert!(!rust.is_about("parser::tests::empty"));
+        let module = Relevance::new("x", &["src/parser.rs".to_string()]);
+        assert!(module.is_about("parser::tests::empty"));
+        let go = Relevance::new("x", &["calc.go".to_string()]);
+        assert!(go.is_about("calc_test.go::TestClamp"));
+        let camel = Relevance::new("the parser drops input", &["x.go".to_string()]);
+        assert!(camel.is_about("TestParserKeepsInput"));
+        let java = Relevance::new("x", &["src/main/java/Calc.java".to_string()]);
+        assert!(java.is_about("CalcTest.java::testClamp"));
+    }
+
+    #[test]
+    fn fixing_one_of_the_failing_tests_of_the_changed_file_is_enough() {
+        // Every test of textkit.py failed on the base; the issue is about one of them.
+        let base = consistently(failing(
+            &[
+                "test_textkit.py::test_clamp",
+                "test_textkit.py::test_median",
+            ],
+            0,
+        ));
+        let change = consistently(failing(&["test_textkit.py::test_median"], 1));
+        let relevance =
+            Relevance::new("clamp ignores the upper bound", &["textkit.py".to_string()]);
+        let comparison = compare(Some(&base), change, &relevance);
+        assert!(comparison.acceptable(), "{comparison:?}");
+        assert_eq!(comparison.fixed, vec!["test_textkit.py::test_clamp"]);
+        assert_eq!(
+            comparison.still_failing,
+            vec!["test_textkit.py::test_median"]
+        );
+    }
+}
