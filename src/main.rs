@@ -17,7 +17,6 @@ use autofix::pipeline::fix::{FixOptions, IssueInput};
 use autofix::redact::Redactor;
 use autofix::work_order::RunOptions;
 use clap::{Parser, Subcommand};
-use secrecy::ExposeSecret;
 
 #[derive(Parser)]
 #[command(
@@ -92,8 +91,8 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
-    /// Run the webhook ingress: authenticate deliveries and queue jobs in the store (the worker
-    /// that runs the jobs is not part of this command yet).
+    /// Run the bot: the webhook ingress, the worker pool that runs the jobs, and the setup and
+    /// jobs pages; with nothing configured, open http://127.0.0.1:8080/ to set it up.
     Serve {
         /// A service configuration file laid over the defaults.
         #[arg(long)]
@@ -113,7 +112,7 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
-    /// Validate the service configuration (defaults, an optional file, AUTOFIX__* variables).
+    /// Check the service configuration as `serve` would, and print what is in effect.
     Config {
         #[command(subcommand)]
         action: ConfigAction,
@@ -142,7 +141,7 @@ enum JobsAction {
 
 #[derive(Subcommand)]
 enum ConfigAction {
-    /// Load the configuration and print the effective LLM settings (secrets hidden).
+    /// Run `serve`'s checks, try the sandbox, and print the effective configuration (secrets hidden).
     Check {
         /// A TOML file laid over the defaults.
         #[arg(long)]
@@ -460,33 +459,33 @@ fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCod
 }
 
 fn config_check(file: Option<PathBuf>, repo: Option<PathBuf>) -> ExitCode {
-    match load_service_config(file.as_ref()) {
-        Ok(config) => {
-            let llm = &config.llm;
-            let key = if llm.api_key.expose_secret().is_empty() {
-                "not set"
-            } else {
-                "set"
-            };
-            println!("configuration is valid");
-            println!(
-                "llm: {} {} at {} (api key {key})",
-                llm.provider, llm.model, llm.base_url
-            );
-            println!("workdir: {}", config.workdir);
-            let sandbox = config.sandbox();
-            match autofix::commands::harden::check_sandbox(&sandbox) {
-                Ok(line) => println!("{line}"),
-                Err(line) => {
-                    eprintln!("autofix config check: {line}");
-                    return ExitCode::from(FailureCode::SandboxUnavailable.exit_status());
-                }
-            }
-        }
-        Err(err) => {
-            eprintln!("autofix config check: {err}");
-            return ExitCode::from(FailureCode::InvalidInput.exit_status());
-        }
+    let failed = |message: String, code: FailureCode| {
+        eprintln!("autofix config check: {message}");
+        ExitCode::from(code.exit_status())
+    };
+    let config = match load_service_config(file.as_ref()) {
+        Ok(config) => config,
+        Err(message) => return failed(message, FailureCode::InvalidInput),
+    };
+    // The same checks `serve` makes before it listens.
+    if let Err(message) = autofix::commands::preflight::build_parts(&config) {
+        return failed(message, FailureCode::InvalidInput);
+    }
+    let sandbox = autofix::commands::harden::check_sandbox(&config.sandbox());
+    println!("configuration is valid: `autofix serve` would start");
+    for part in autofix::commands::preflight::setup_report(&config, &sandbox) {
+        println!(
+            "{}: {}: {}",
+            part.name,
+            part.readiness.as_str(),
+            part.detail
+        );
+    }
+    println!();
+    println!("# the effective configuration (secrets shown as \"(set)\")");
+    print!("{}", config.effective_toml());
+    if let Err(line) = sandbox {
+        return failed(line, FailureCode::SandboxUnavailable);
     }
     let Some(repo) = repo else {
         return ExitCode::SUCCESS;

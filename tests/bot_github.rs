@@ -220,3 +220,99 @@ async fn a_github_app_opens_the_pull_request_as_its_bot_with_one_installation_to
         "the token reached git only as Basic credentials"
     );
 }
+
+/// The forge answers 503 to everything from now on (or until `forge_back`).
+fn forge_down(t: &BotTester) {
+    t.github_fake().fail_next(
+        "*",
+        "",
+        503,
+        serde_json::json!({"message": "unavailable"}),
+        &[],
+        10_000,
+    );
+}
+
+fn forge_back(t: &BotTester) {
+    t.github_fake().clear_faults();
+}
+
+/// Runs the worker until nothing is left to do, letting every backoff pass, at most `rounds` times.
+async fn run_until_settled(t: &BotTester, rounds: usize) {
+    for _ in 0..rounds {
+        if t.run_until_idle().await.is_empty() {
+            return;
+        }
+        t.let_backoffs_pass();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_forge_is_unreachable_ends_failed_and_posts_its_report_when_the_forge_is_back()
+{
+    let t = BotTester::github().await;
+    t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    t.label_issue(PROJECT, 30, "clamp ignores its bounds", &alice)
+        .await;
+    forge_down(&t);
+
+    // Three claims fail on the forge; the fourth gives the job up and cannot post why.
+    for _ in 0..4 {
+        t.run_until_idle().await;
+        t.let_backoffs_pass();
+    }
+    let job = &t.jobs().await[0];
+    assert_eq!(job.state.as_str(), "failed", "{job:#?}");
+    assert_eq!(job.failure_code.as_deref(), Some("RETRIES_EXHAUSTED"));
+    assert!(job.report_due.is_some(), "the report is owed: {job:#?}");
+    let line = autofix::commands::jobs::list_line(job);
+    assert!(line.contains("failed"), "{line}");
+    assert!(line.contains("RETRIES_EXHAUSTED (report owed)"), "{line}");
+    assert!(line.contains("worker"), "the stage is shown: {line}");
+    assert!(t.comments(PROJECT, 30).is_empty());
+
+    forge_back(&t);
+    run_until_settled(&t, 3).await;
+
+    let job = &t.jobs().await[0];
+    assert_eq!(job.state.as_str(), "failed");
+    assert_eq!(job.report_due, None, "nothing is owed any more");
+    assert_eq!(
+        job.attempts, 4,
+        "the report's tries are not the job's attempts"
+    );
+    let comments = t.comments(PROJECT, 30);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    assert!(comments[0].contains("RETRIES_EXHAUSTED"), "{}", comments[0]);
+    assert!(t.labels(PROJECT, 30).contains(&FAILED_LABEL.to_string()));
+    assert!(t.llm.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_report_the_forge_never_takes_is_given_up_after_its_tries() {
+    let t = BotTester::github().await;
+    t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    t.label_issue(PROJECT, 31, "clamp ignores its bounds", &alice)
+        .await;
+    forge_down(&t);
+
+    run_until_settled(&t, 20).await;
+
+    let jobs = t.jobs().await;
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].state.as_str(), "failed");
+    assert_eq!(jobs[0].failure_code.as_deref(), Some("RETRIES_EXHAUSTED"));
+    assert_eq!(jobs[0].report_due, None, "given up: {:#?}", jobs[0]);
+    let shown = autofix::commands::jobs::show(&t.store, jobs[0].id)
+        .await
+        .unwrap()
+        .join("\n");
+    assert!(
+        shown.contains("the failure report could not be posted")
+            && shown.contains("given up after 3 tries"),
+        "{shown}"
+    );
+    assert!(t.run_until_idle().await.is_empty(), "nothing runs for ever");
+}

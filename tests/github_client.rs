@@ -805,6 +805,7 @@ async fn the_token_never_appears_in_an_error_even_when_github_echoes_it() {
 fn section(token: &str, app_id: u64, private_key_path: &str) -> GitHubSection {
     GitHubSection {
         api_url: "http://127.0.0.1:9/api/v3".into(),
+        web_url: "http://127.0.0.1:9".into(),
         token: SecretString::from(token),
         app_id,
         private_key_path: private_key_path.into(),

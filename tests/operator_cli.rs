@@ -447,3 +447,65 @@ fn an_operator_command_refuses_to_create_a_store_at_a_missing_path() {
     );
     assert!(!missing.exists(), "no empty store is created");
 }
+
+#[test]
+fn config_check_refuses_what_serve_refuses_with_the_key_at_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("autofix.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "workdir = {:?}\n[github]\nwebhook_secret = \"s3cret-hook\"\n",
+            dir.path().display().to_string()
+        ),
+    )
+    .unwrap();
+
+    let checked = run_with_config(&["config", "check"], &config);
+
+    assert_eq!(checked.code, Some(22), "invalid input: {}", checked.stderr);
+    assert_eq!(
+        checked.stderr,
+        "autofix config check: github.token or github.app_id: a GitHub webhook secret is set but \
+         no API credentials, so no job could run\n"
+    );
+    assert!(checked.stdout.is_empty(), "{}", checked.stdout);
+}
+
+#[test]
+fn config_check_prints_the_forges_the_sandbox_and_the_effective_configuration_without_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("autofix.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "workdir = {:?}\n[gitlab]\ntoken = \"glpat-very-secret\"\nwebhook_secret = \"hook-secret\"\n\
+             [database]\nurl = \"postgres://bot:db-password@127.0.0.1:9/autofix\"\n",
+            dir.path().display().to_string()
+        ),
+    )
+    .unwrap();
+
+    let checked = run_with_config(&["config", "check"], &config);
+
+    assert_eq!(checked.code, Some(0), "{}", checked.stderr);
+    let out = &checked.stdout;
+    assert!(
+        out.starts_with("configuration is valid: `autofix serve` would start\n"),
+        "{out}"
+    );
+    assert!(out.contains("\ngithub: missing: not configured"), "{out}");
+    assert!(
+        out.contains("\ngitlab: ready: a token at https://gitlab.com/api/v4"),
+        "{out}"
+    );
+    assert!(out.contains("\nsandbox: ready: bwrap works"), "{out}");
+    assert!(out.contains("token = \"(set)\""), "{out}");
+    assert!(
+        out.contains("url = \"postgres://bot:(set)@127.0.0.1:9/autofix\""),
+        "{out}"
+    );
+    for secret in ["glpat-very-secret", "hook-secret", "db-password"] {
+        assert!(!out.contains(secret), "{secret} leaked: {out}");
+    }
+}

@@ -668,6 +668,86 @@ async fn the_same_delivery_arriving_several_times_at_once_is_recorded_once(t: Ha
     assert_eq!(history.len(), 1, "one queued event: {history:?}");
 }
 
+async fn a_failed_job_whose_report_was_not_posted_is_claimed_again_only_for_the_report(t: Harness) {
+    let job = enqueue(&t.store, "d-1", 7).await;
+    let claimed = t.store.claim("w1", LEASE, t0()).await.unwrap().unwrap();
+    let due = t
+        .store
+        .finish_unreported(
+            job,
+            "w1",
+            "LLM_ERROR",
+            "the model refused",
+            "503 from the forge",
+            3,
+            after(1),
+        )
+        .await
+        .unwrap()
+        .expect("a second try is due");
+    assert_eq!(due, after(1) + chrono::TimeDelta::seconds(30));
+    let record = &t.store.jobs_list(10).await.unwrap()[0];
+    assert_eq!(record.state, JobState::Failed);
+    assert_eq!(record.failure_code.as_deref(), Some("LLM_ERROR"));
+    assert_eq!(record.report_due, Some(due));
+    assert!(
+        t.store
+            .claim("w2", LEASE, after(2))
+            .await
+            .unwrap()
+            .is_none(),
+        "not before it is due"
+    );
+    // A new label while the report is owed makes a new job: the failed one holds no issue.
+    let newer = enqueue(&t.store, "d-2", 7).await;
+    assert_ne!(newer, job);
+
+    let again = t
+        .store
+        .claim("w2", LEASE, after(40))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.id, job, "the oldest due work first");
+    assert_eq!(
+        again.attempts, claimed.attempts,
+        "a report's try is no attempt of the job"
+    );
+    let given_up = t
+        .store
+        .finish_unreported(
+            job,
+            "w2",
+            "LLM_ERROR",
+            "the model refused",
+            "503",
+            2,
+            after(41),
+        )
+        .await
+        .unwrap();
+    assert_eq!(given_up, None, "two tries of two: given up");
+    let shown = t.store.job_show(job).await.unwrap();
+    assert_eq!(shown.job.report_due, None);
+    assert!(
+        shown
+            .events
+            .last()
+            .unwrap()
+            .message
+            .ends_with("given up after 2 tries"),
+        "{:?}",
+        shown.events.last()
+    );
+    let next = t
+        .store
+        .claim("w3", LEASE, after(10_000))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(next.id, newer, "only the new job is left to run");
+}
+
 /// Runs each story once per backend, in `on_sqlite::` and `on_postgres::`.
 macro_rules! stories {
     ($($story:ident),* $(,)?) => {
@@ -708,6 +788,7 @@ stories!(
     ping_answers_while_open_and_fails_once_closed,
     a_burst_of_deliveries_for_distinct_issues_makes_one_job_each,
     the_same_delivery_arriving_several_times_at_once_is_recorded_once,
+    a_failed_job_whose_report_was_not_posted_is_claimed_again_only_for_the_report,
 );
 
 /// Adds a trigger to the SQLite file that makes appending the event of issue 13's job fail,

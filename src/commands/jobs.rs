@@ -31,9 +31,18 @@ pub fn list_line(job: &JobRecord) -> String {
         &issue_ref(job),
         job.stage.as_deref().unwrap_or("-"),
         &job.attempts.to_string(),
-        job.failure_code.as_deref().unwrap_or("-"),
+        &failure(job),
         &timestamp(job.updated_at),
     )
+}
+
+/// The failure code, and whether its report is still owed to the issue.
+fn failure(job: &JobRecord) -> String {
+    match (&job.failure_code, job.report_due) {
+        (None, _) => "-".into(),
+        (Some(code), None) => code.clone(),
+        (Some(code), Some(_)) => format!("{code} (report owed)"),
+    }
 }
 
 /// `job`'s record, its checkpoint and its events, oldest first; `JobNotFound` for an unknown id.
@@ -58,6 +67,12 @@ fn show_lines(detail: &JobDetail) -> Vec<String> {
     lines.push(format!("run after: {}", timestamp(job.run_after)));
     if let Some(code) = &job.failure_code {
         lines.push(format!("failure: {code}"));
+        if let Some(due) = job.report_due {
+            lines.push(format!(
+                "failure report: not posted yet, tried again at {}",
+                timestamp(due)
+            ));
+        }
     }
     if let Some(error) = &job.last_error {
         lines.push(format!("last error: {error}"));

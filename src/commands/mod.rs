@@ -4,5 +4,6 @@
 pub mod apply;
 pub mod harden;
 pub mod jobs;
+pub mod preflight;
 pub mod replay;
 pub mod serve;

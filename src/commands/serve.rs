@@ -1,27 +1,27 @@
 //! `autofix serve`: the composition of the bot — job store, forge clients, LLM, the webhook
 //! ingress and the worker pool — from one typed configuration, and their orderly stop.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use secrecy::ExposeSecret;
 use tokio::sync::{Notify, watch};
 
+use super::preflight::{self, Parts};
 use crate::config::ServiceConfig;
-use crate::forge::Forge;
-use crate::forge::github_api::GitHubClient;
-use crate::forge::gitlab_api::GitLabClient;
-use crate::git::Identity;
 use crate::redact::Redactor;
 use crate::server::{self, ServerState};
 use crate::store::Store;
-use crate::worker::{self, WorkerContext, WorkerSettings};
+use crate::worker::{self, WorkerContext};
 
 /// Every secret the configuration holds, to be hidden from whatever the bot writes.
 pub fn known_secrets(config: &ServiceConfig) -> Redactor {
     let mut redactor = Redactor::new();
     redactor.register(&config.llm.api_key);
+    redactor.register(&config.server.admin_token);
+    if let Some(password) = crate::config::url_password(&config.database.url) {
+        redactor.register(&secrecy::SecretString::from(password.to_owned()));
+    }
     for secret in config
         .github
         .all_webhook_secrets()
@@ -34,69 +34,16 @@ pub fn known_secrets(config: &ServiceConfig) -> Redactor {
     redactor
 }
 
-/// The GitHub and the GitLab client, each when configured.
-type ForgeClients = (Option<Arc<dyn Forge>>, Option<Arc<dyn Forge>>);
-
-/// The forge clients the configuration asks for; a webhook without API credentials is refused
-/// at start-up, naming the keys, rather than failing every job later.
-fn forge_clients(config: &ServiceConfig) -> Result<ForgeClients, String> {
-    let github = GitHubClient::from_config(&config.github)
-        .map_err(|err| format!("github: {err}"))?
-        .map(|client| Arc::new(client) as Arc<dyn Forge>);
-    let gitlab = GitLabClient::from_config(&config.gitlab)
-        .map_err(|err| format!("gitlab: {err}"))?
-        .map(|client| Arc::new(client) as Arc<dyn Forge>);
-    if github.is_none() && !config.github.all_webhook_secrets().is_empty() {
-        return Err(
-            "github.token or github.app_id: a GitHub webhook secret is set but no API \
-                    credentials, so no job could run"
-                .into(),
-        );
-    }
-    if gitlab.is_none() && !config.gitlab.all_webhook_secrets().is_empty() {
-        return Err(
-            "gitlab.token: a GitLab webhook secret is set but no API token, so no job could run"
-                .into(),
-        );
-    }
-    Ok((github, gitlab))
-}
-
-fn worker_settings(config: &ServiceConfig) -> Result<WorkerSettings, String> {
-    let bot = &config.bot;
-    if bot.lease_secs < 3 {
-        return Err(format!(
-            "bot.lease_secs must be at least 3 (the lease is renewed every third of it), not {}",
-            bot.lease_secs
-        ));
-    }
-    if bot.failed_label.trim().is_empty() {
-        return Err("bot.failed_label must not be empty".into());
-    }
-    Ok(WorkerSettings {
-        trigger_label: bot.trigger_label.clone(),
-        failed_label: bot.failed_label.clone(),
-        workers: bot.workers.max(1),
-        lease: Duration::from_secs(bot.lease_secs),
-        poll_interval: Duration::from_millis(bot.poll_interval_ms.max(10)),
-        max_attempts: bot.max_attempts.max(1),
-        default_validate_timeout: Duration::from_secs(config.exec.default_timeout_secs),
-        output_limit: config.exec.output_limit_bytes,
-        context_tokens: config.pipeline.context_tokens,
-        output_caps: crate::pipeline::json_stage::OutputCaps::from_config(&config.llm),
-        sandbox: config.sandbox(),
-    })
-}
-
 /// Builds everything, serves webhooks and runs jobs until SIGTERM or ctrl-c.
 pub async fn serve(config: ServiceConfig) -> Result<(), String> {
-    let settings = worker_settings(&config)?;
-    let (github, gitlab) = forge_clients(&config)?;
-    let identity = Identity::new(&config.git.author_name, &config.git.author_email)
-        .map_err(|err| format!("git.author_name / git.author_email: {err}"))?;
-    let llm =
-        crate::llm::provider(config.provider_config()).map_err(|err| format!("llm: {err}"))?;
-    let workdir = PathBuf::from(&config.workdir);
+    let Parts {
+        settings,
+        github,
+        gitlab,
+        identity,
+        llm,
+        workdir,
+    } = preflight::build_parts(&config)?;
     std::fs::create_dir_all(&workdir)
         .map_err(|err| format!("workdir: cannot create {}: {err}", workdir.display()))?;
     let store = Store::open(&config.database_url())

@@ -1,13 +1,15 @@
-//! Service configuration: `config/default.toml` holds every key with its default, and any key
-//! can be overridden by `AUTOFIX__SECTION__KEY`; the result is one typed, checked struct.
+//! Service configuration: `config/default.toml` holds every key with its default, a file and
+//! `AUTOFIX__SECTION__KEY` variables override them (merged by the `config` crate) into one typed struct.
 
+pub mod data_dir;
+mod layers;
 pub mod repo;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use secrecy::SecretString;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::exec::{Limits, Sandbox, SandboxMode};
 use crate::llm::{ProviderConfig, ProviderKind};
@@ -17,10 +19,12 @@ pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");
 /// The prefix of every configuration variable.
 pub const ENV_PREFIX: &str = "AUTOFIX__";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServiceConfig {
+    /// The data directory: as configured, or the default [`data_dir::default_data_dir`] chose.
     pub workdir: String,
+    pub log: LogSection,
     pub llm: LlmSection,
     pub exec: ExecSection,
     pub git: GitSection,
@@ -34,49 +38,83 @@ pub struct ServiceConfig {
     /// secret): never visible to a sandboxed command.
     #[serde(skip)]
     pub source_files: Vec<PathBuf>,
+    /// Where `workdir` came from: "configured", or the rule that chose the default.
+    #[serde(skip)]
+    pub workdir_origin: String,
+    /// Set when the GitHub App credentials come from the setup page's stored App.
+    #[serde(skip)]
+    pub github_app_origin: Option<PathBuf>,
 }
 
-#[derive(Debug, Deserialize)]
+/// How `autofix serve` logs: the format of each line and the level (`RUST_LOG`, when set, wins).
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogSection {
+    pub format: LogFormat,
+    pub level: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerSection {
     pub listen: String,
     pub body_limit_bytes: usize,
     pub read_timeout_secs: u64,
+    /// Bearer token of the setup and jobs pages; empty: they answer on loopback only.
+    #[serde(serialize_with = "masked")]
+    pub admin_token: SecretString,
+    /// The address the forges reach this server at (for the GitHub App's webhook URL).
+    pub public_url: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DatabaseSection {
+    #[serde(serialize_with = "password_masked")]
     pub url: String,
 }
 
 /// GitHub: the webhook secrets (every one accepted, so one can be rotated in) and the API
 /// credentials — a personal token, or a GitHub App (id + private key file).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GitHubSection {
     pub api_url: String,
+    pub web_url: String,
+    #[serde(serialize_with = "masked")]
     pub token: SecretString,
     pub app_id: u64,
     pub private_key_path: String,
+    #[serde(serialize_with = "masked")]
     pub webhook_secret: SecretString,
+    #[serde(serialize_with = "masked_list")]
     pub webhook_secrets: Vec<SecretString>,
     pub request_timeout_secs: u64,
 }
 
 /// GitLab: the webhook secret tokens and the REST v4 API with a token.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GitLabSection {
     pub api_url: String,
+    #[serde(serialize_with = "masked")]
     pub token: SecretString,
+    #[serde(serialize_with = "masked")]
     pub webhook_secret: SecretString,
+    #[serde(serialize_with = "masked_list")]
     pub webhook_secrets: Vec<SecretString>,
     pub request_timeout_secs: u64,
 }
 
 /// How the bot behaves on the forges and how its workers run jobs.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct BotSection {
     pub trigger_label: String,
@@ -87,25 +125,26 @@ pub struct BotSection {
     pub max_attempts: u32,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GitSection {
     pub author_name: String,
     pub author_email: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PipelineSection {
     pub context_tokens: usize,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlmSection {
     pub provider: ProviderKind,
     pub base_url: String,
     pub model: String,
+    #[serde(serialize_with = "masked")]
     pub api_key: SecretString,
     pub request_timeout_secs: u64,
     pub max_retries: u32,
@@ -117,7 +156,7 @@ pub struct LlmSection {
     pub max_output_tokens_edit: u32,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExecSection {
     pub default_timeout_secs: u64,
@@ -157,39 +196,80 @@ fn with_single(single: &SecretString, list: &[SecretString]) -> Vec<SecretString
 pub struct ConfigError(String);
 
 impl ServiceConfig {
-    /// The defaults, then an optional file (`path`), then `AUTOFIX__*` variables from `vars`.
+    /// The defaults, then an optional file (`(name, text)`), then `AUTOFIX__*` variables from
+    /// `vars` (with `…_FILE` secrets); an empty `workdir` becomes the default data directory.
     pub fn load(
         file: Option<(&str, &str)>,
         vars: impl IntoIterator<Item = (String, String)>,
     ) -> Result<ServiceConfig, ConfigError> {
-        let mut source_files = Vec::new();
-        let mut merged: toml::Table = DEFAULT_TOML
+        let defaults: toml::Table = DEFAULT_TOML
             .parse()
             .map_err(|err| ConfigError(format!("the built-in defaults do not parse: {err}")))?;
+        let mut source_files = Vec::new();
+        let mut builder = config::Config::builder().add_source(config::File::from_str(
+            DEFAULT_TOML,
+            config::FileFormat::Toml,
+        ));
         if let Some((name, text)) = file {
             let overlay: toml::Table = text
                 .parse()
                 .map_err(|err| ConfigError(format!("{name} is not valid TOML: {err}")))?;
-            merge(&mut merged, overlay, "")?;
+            layers::check_file_keys(&defaults, &overlay, "")?;
+            builder = builder.add_source(config::File::from_str(text, config::FileFormat::Toml));
             source_files.push(PathBuf::from(name));
         }
-        for (name, value) in vars {
-            let Some(key) = name.strip_prefix(ENV_PREFIX) else {
-                continue;
-            };
-            match secret_file_key(&merged, key) {
-                Some(secret_key) => {
-                    let secret = read_secret_file(&name, &value)?;
-                    set_from_env(&mut merged, &name, secret_key, &secret)?;
-                    source_files.push(PathBuf::from(value));
-                }
-                None => set_from_env(&mut merged, &name, key, &value)?,
-            }
+        let env = layers::read_environment(&defaults, vars)?;
+        builder = builder.add_source(
+            config::Environment::with_prefix(ENV_PREFIX.trim_end_matches('_'))
+                .prefix_separator("__")
+                .separator("__")
+                .source(Some(env.scalars.into_iter().collect())),
+        );
+        for (key, items) in env.lists {
+            builder = builder
+                .set_override(key.as_str(), items)
+                .map_err(|err| ConfigError(format!("{key}: {err}")))?;
         }
-        let mut config = ServiceConfig::deserialize(toml::Value::Table(merged))
-            .map_err(|err| ConfigError(err.message().to_string()))?;
+        let mut config: ServiceConfig = builder
+            .build()
+            .and_then(config::Config::try_deserialize)
+            .map_err(|err| ConfigError(err.to_string()))?;
+        source_files.extend(env.files);
         config.source_files = source_files;
+        config.workdir_origin = "configured".into();
+        if config.workdir.trim().is_empty() {
+            let (dir, rule) =
+                data_dir::default_data_dir(env.xdg_data_home.as_deref(), env.home.as_deref());
+            config.workdir = dir.display().to_string();
+            config.workdir_origin = format!("default: {rule}");
+        }
+        config.adopt_stored_github_app()?;
         Ok(config)
+    }
+
+    /// With no GitHub credentials configured, the App the setup page stored in the data directory.
+    fn adopt_stored_github_app(&mut self) -> Result<(), ConfigError> {
+        use secrecy::ExposeSecret;
+        let github = &mut self.github;
+        let configured = github.app_id != 0 || !github.token.expose_secret().trim().is_empty();
+        if configured {
+            return Ok(());
+        }
+        let data_dir = PathBuf::from(&self.workdir);
+        let Some(app) = data_dir::StoredGitHubApp::load(&data_dir)
+            .map_err(|err| ConfigError(format!("the stored GitHub App: {err}")))?
+        else {
+            return Ok(());
+        };
+        github.app_id = app.id;
+        github.private_key_path = data_dir::StoredGitHubApp::key_file(&data_dir)
+            .display()
+            .to_string();
+        if github.all_webhook_secrets().is_empty() {
+            github.webhook_secret = SecretString::from(app.webhook_secret);
+        }
+        self.github_app_origin = Some(data_dir::StoredGitHubApp::file(&data_dir));
+        Ok(())
     }
 
     /// The sandbox for commands on repository content: the configured mode and limits, the
@@ -245,6 +325,11 @@ impl ServiceConfig {
         }
     }
 
+    /// The configuration as it is in effect, as TOML, with every secret shown only as `(set)`.
+    pub fn effective_toml(&self) -> String {
+        toml::to_string(self).expect("the configuration serialises")
+    }
+
     /// The provider this configuration names.
     pub fn provider_config(&self) -> ProviderConfig {
         let llm = &self.llm;
@@ -261,110 +346,36 @@ impl ServiceConfig {
     }
 }
 
-/// `GITHUB__TOKEN_FILE` → `GITHUB__TOKEN` when that key exists and holds a string: the
-/// Docker and Kubernetes convention of giving a secret as a file rather than in the environment.
-fn secret_file_key<'k>(table: &toml::Table, key: &'k str) -> Option<&'k str> {
-    let base = key
-        .strip_suffix("_FILE")
-        .or_else(|| key.strip_suffix("_file"))?;
-    let mut current = table;
-    let parts: Vec<String> = base.split("__").map(str::to_ascii_lowercase).collect();
-    let (last, sections) = parts.split_last()?;
-    for section in sections {
-        current = current.get(section)?.as_table()?;
+/// How a secret shows in the effective configuration: whether it is set, never its value.
+fn masked<S: serde::Serializer>(secret: &SecretString, out: S) -> Result<S::Ok, S::Error> {
+    use secrecy::ExposeSecret;
+    out.serialize_str(mask(secret.expose_secret()))
+}
+
+fn masked_list<S: serde::Serializer>(secrets: &[SecretString], out: S) -> Result<S::Ok, S::Error> {
+    use secrecy::ExposeSecret;
+    out.collect_seq(secrets.iter().map(|secret| mask(secret.expose_secret())))
+}
+
+fn mask(value: &str) -> &'static str {
+    if value.is_empty() { "" } else { "(set)" }
+}
+
+fn password_masked<S: serde::Serializer>(url: &str, out: S) -> Result<S::Ok, S::Error> {
+    match url_password(url) {
+        Some(password) => out.serialize_str(&url.replacen(password, "(set)", 1)),
+        None => out.serialize_str(url),
     }
-    matches!(
-        current.get(last),
-        Some(toml::Value::String(_) | toml::Value::Array(_))
-    )
-    .then_some(base)
 }
 
-/// The content of a secret file, without the line break editors leave at its end.
-fn read_secret_file(variable: &str, path: &str) -> Result<String, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|err| ConfigError(format!("{variable}: cannot read `{path}`: {err}")))?;
-    Ok(text.trim_end_matches(['\n', '\r']).to_string())
-}
-
-/// Lays `overlay` over `base`; a key the defaults do not have is refused by name.
-fn merge(base: &mut toml::Table, overlay: toml::Table, prefix: &str) -> Result<(), ConfigError> {
-    for (key, value) in overlay {
-        let path = if prefix.is_empty() {
-            key.clone()
-        } else {
-            format!("{prefix}.{key}")
-        };
-        match (base.get_mut(&key), value) {
-            (Some(toml::Value::Table(inner)), toml::Value::Table(overlay_inner)) => {
-                merge(inner, overlay_inner, &path)?
-            }
-            (Some(slot), value) => *slot = value,
-            (None, _) => return Err(ConfigError(format!("unknown key `{path}`"))),
-        }
-    }
-    Ok(())
-}
-
-/// `AUTOFIX__LLM__MODEL=x` sets `llm.model`, typed like the default it replaces; a list of
-/// strings is given comma-separated (`AUTOFIX__GITHUB__WEBHOOK_SECRETS=old,new`).
-fn set_from_env(
-    table: &mut toml::Table,
-    variable: &str,
-    key: &str,
-    raw: &str,
-) -> Result<(), ConfigError> {
-    let parts: Vec<String> = key.split("__").map(str::to_ascii_lowercase).collect();
-    let (last, sections) = parts.split_last().expect("split yields at least one part");
-    let mut current = table;
-    for section in sections {
-        current = match current.get_mut(section) {
-            Some(toml::Value::Table(inner)) => inner,
-            _ => {
-                return Err(ConfigError(format!(
-                    "{variable} names no configuration key"
-                )));
-            }
-        };
-    }
-    let Some(slot) = current.get_mut(last) else {
-        return Err(ConfigError(format!(
-            "{variable} names no configuration key"
-        )));
-    };
-    let typed = match slot {
-        toml::Value::Integer(_) => {
-            raw.trim().parse().map(toml::Value::Integer).map_err(|_| {
-                ConfigError(format!("{variable} must be a whole number, not `{raw}`"))
-            })?
-        }
-        toml::Value::Boolean(_) => {
-            raw.trim().parse().map(toml::Value::Boolean).map_err(|_| {
-                ConfigError(format!("{variable} must be true or false, not `{raw}`"))
-            })?
-        }
-        toml::Value::Table(_) => {
-            return Err(ConfigError(format!(
-                "{variable} names a section, not a key"
-            )));
-        }
-        toml::Value::Array(_) => comma_separated_list(raw),
-        _ => toml::Value::String(raw.to_string()),
-    };
-    *slot = typed;
-    Ok(())
-}
-
-/// `a, b,,c` → `["a", "b", "c"]`: blanks around and between commas are dropped, so an empty
-/// variable means an empty list. (The value never appears in an error: it may be a secret.)
-fn comma_separated_list(raw: &str) -> toml::Value {
-    toml::Value::Array(
-        raw.split(',')
-            .map(str::trim)
-            .filter(|item| !item.is_empty())
-            .map(|item| toml::Value::String(item.to_owned()))
-            .collect(),
-    )
+/// The password of `postgres://user:password@host/db`, a secret like any other.
+pub fn url_password(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let credentials = rest.split('/').next()?.rsplit_once('@')?.0;
+    credentials
+        .split_once(':')
+        .map(|(_, password)| password)
+        .filter(|p| !p.is_empty())
 }
 
 #[cfg(test)]
@@ -436,10 +447,7 @@ mod tests {
         assert!(config.github.webhook_secrets.is_empty());
         assert!(config.gitlab.webhook_secrets.is_empty());
         assert_eq!(config.bot.trigger_label, "auto-fix");
-        assert_eq!(
-            config.database_url(),
-            "sqlite:///var/lib/autofix/autofix.db"
-        );
+        assert_eq!(config.database.url, "autofix.db");
     }
 
     #[test]
@@ -520,5 +528,107 @@ mod tests {
             unknown.to_string(),
             "configuration: unknown key `github.secret`"
         );
+    }
+
+    #[test]
+    fn every_secret_and_the_database_url_can_come_from_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = dir.path().join("database-url");
+        std::fs::write(&url, "postgres://autofix:pw@db/autofix\n").unwrap();
+        let secret = dir.path().join("webhook-secret");
+        std::fs::write(&secret, "0123\n").unwrap();
+        let config = ServiceConfig::load(
+            None,
+            vars(&[
+                ("AUTOFIX__DATABASE__URL_FILE", url.to_str().unwrap()),
+                (
+                    "AUTOFIX__GITHUB__WEBHOOK_SECRET_FILE",
+                    secret.to_str().unwrap(),
+                ),
+                ("AUTOFIX__SERVER__ADMIN_TOKEN", "0042"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(config.database_url(), "postgres://autofix:pw@db/autofix");
+        // Read as text, never as a number: leading zeros stay.
+        assert_eq!(config.github.webhook_secret.expose_secret(), "0123");
+        assert_eq!(config.server.admin_token.expose_secret(), "0042");
+        assert!(config.source_files.contains(&url));
+        let both = ServiceConfig::load(
+            None,
+            vars(&[
+                ("AUTOFIX__DATABASE__URL", "x.db"),
+                ("AUTOFIX__DATABASE__URL_FILE", url.to_str().unwrap()),
+            ]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            both.to_string(),
+            "configuration: AUTOFIX__DATABASE__URL and AUTOFIX__DATABASE__URL_FILE set the same key: keep one"
+        );
+    }
+
+    #[test]
+    fn with_no_workdir_the_data_directory_is_one_the_user_can_write() {
+        let config =
+            ServiceConfig::load(None, vars(&[("HOME", "/home/ann"), ("USER", "ann")])).unwrap();
+        assert_eq!(config.workdir, "/home/ann/.local/share/autofix");
+        assert_eq!(config.workdir_origin, "default: $HOME/.local/share/autofix");
+        assert_eq!(
+            config.database_url(),
+            "/home/ann/.local/share/autofix/autofix.db"
+        );
+        let configured =
+            ServiceConfig::load(None, vars(&[("AUTOFIX__WORKDIR", "/srv/autofix")])).unwrap();
+        assert_eq!(configured.database_url(), "/srv/autofix/autofix.db");
+        assert_eq!(configured.workdir_origin, "configured");
+    }
+
+    #[test]
+    fn the_app_the_setup_page_stored_is_used_when_no_credentials_are_configured() {
+        let data = tempfile::tempdir().unwrap();
+        let workdir = data.path().to_str().unwrap();
+        data_dir::StoredGitHubApp {
+            id: 7,
+            slug: "autofix-acme".into(),
+            html_url: "https://github.com/apps/autofix-acme".into(),
+            webhook_secret: "from-github".into(),
+            client_id: "Iv1".into(),
+            client_secret: "cs".into(),
+        }
+        .save(data.path(), "PEM")
+        .unwrap();
+        let config = ServiceConfig::load(None, vars(&[("AUTOFIX__WORKDIR", workdir)])).unwrap();
+        assert_eq!(config.github.app_id, 7);
+        assert!(
+            config
+                .github
+                .private_key_path
+                .ends_with("github-app/private-key.pem")
+        );
+        assert_eq!(config.github.webhook_secret.expose_secret(), "from-github");
+        let token = ServiceConfig::load(
+            None,
+            vars(&[
+                ("AUTOFIX__WORKDIR", workdir),
+                ("AUTOFIX__GITHUB__TOKEN", "ghp"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(token.github.app_id, 0, "configured credentials win");
+    }
+
+    #[test]
+    fn a_section_given_a_value_in_a_file_is_refused_by_name() {
+        let err =
+            ServiceConfig::load(Some(("autofix.toml", "log = \"json\"\n")), vec![]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "configuration: `log` is a section, not a key"
+        );
+        let format =
+            ServiceConfig::load(None, vars(&[("AUTOFIX__LOG__FORMAT", "xml")])).unwrap_err();
+        assert!(format.to_string().contains("xml"), "{format}");
+        assert!(format.to_string().contains("log.format"), "{format}");
     }
 }

@@ -23,6 +23,7 @@ struct JobRow {
     created_at: i64,
     updated_at: i64,
     checkpoint: Option<String>,
+    report_due: Option<i64>,
 }
 
 impl JobRow {
@@ -44,6 +45,7 @@ impl JobRow {
             failure_code: self.failure_code,
             created_at: from_millis(self.created_at)?,
             updated_at: from_millis(self.updated_at)?,
+            report_due: self.report_due.map(from_millis).transpose()?,
         })
     }
 }
@@ -113,7 +115,7 @@ pub(super) fn queued_message(delivery: &Delivery) -> String {
 
 const ACTIVE: &str = "state IN ('queued', 'running')";
 const JOB_COLUMNS: &str = "id, forge, repo, issue_number, state, stage, attempts, run_after, lease_owner, \
-     lease_until, last_error, failure_code, created_at, updated_at, checkpoint";
+     lease_until, last_error, failure_code, created_at, updated_at, checkpoint, report_due";
 const DELIVERY_COLUMNS: &str = "id, forge, event, received_at, payload, job_id";
 
 macro_rules! dialect {
@@ -238,9 +240,10 @@ macro_rules! dialect {
                 let mut tx = begin_write(pool).await?;
                 let row: Option<ClaimRow> = sqlx::query_as(concat!(
                     "UPDATE jobs SET state = 'running', lease_owner = $1, lease_until = $2, \
-                     attempts = attempts + 1, updated_at = $3 \
+                     attempts = attempts + CASE WHEN state = 'failed' THEN 0 ELSE 1 END, updated_at = $3 \
                      WHERE id = (SELECT id FROM jobs \
                      WHERE (state = 'queued' AND run_after <= $3) OR (state = 'running' AND lease_until <= $3) \
+                     OR (state = 'failed' AND report_due <= $3) \
                      ORDER BY run_after, id LIMIT 1",
                     $claim_lock,
                     ") RETURNING id, forge, repo, issue_number, stage, attempts, checkpoint"
@@ -367,7 +370,8 @@ macro_rules! dialect {
                 };
                 sqlx::query(
                     "UPDATE jobs SET state = $2, dedupe_key = NULL, lease_owner = NULL, lease_until = NULL, \
-                     failure_code = $3, last_error = COALESCE($4, last_error) WHERE id = $1",
+                     failure_code = $3, last_error = COALESCE($4, last_error), report_due = NULL, \
+                     stage = CASE WHEN $3 IS NULL THEN stage ELSE COALESCE(stage, 'start') END WHERE id = $1",
                 )
                 .bind(job)
                 .bind(state.as_str())
@@ -382,6 +386,53 @@ macro_rules! dialect {
                 };
                 append_event(&mut tx, job, state.as_str(), &message, now).await?;
                 commit(tx).await
+            }
+
+            /// Ends `job` as failed although its report could not be posted (`why`): the report is
+            /// owed and tried again after a backoff, unless it had `max_tries` tries already.
+            #[allow(clippy::too_many_arguments)]
+            pub(in crate::store) async fn finish_unreported(
+                pool: &Pool<Db>,
+                job: i64,
+                owner: &str,
+                code: &str,
+                error: &str,
+                why: &str,
+                max_tries: u32,
+                now: DateTime<Utc>,
+            ) -> Result<Option<DateTime<Utc>>, StoreError> {
+                let mut tx = begin_write(pool).await?;
+                hold_lease(&mut tx, job, owner, now).await?;
+                let (tries,): (i64,) = sqlx::query_as("SELECT report_attempts FROM jobs WHERE id = $1")
+                    .bind(job)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(db("could not read the job"))?;
+                let tries = attempts(tries)?.saturating_add(1);
+                let due = (tries < max_tries).then(|| crate::store::lease_end(now, retry_backoff(tries)));
+                sqlx::query(
+                    "UPDATE jobs SET state = 'failed', dedupe_key = NULL, lease_owner = NULL, lease_until = NULL, \
+                     failure_code = $2, last_error = $3, report_attempts = $4, report_due = $5, \
+                     stage = COALESCE(stage, 'start') WHERE id = $1",
+                )
+                .bind(job)
+                .bind(code)
+                .bind(error)
+                .bind(i64::from(tries))
+                .bind(due.map(to_millis))
+                .execute(&mut *tx)
+                .await
+                .map_err(db("could not finish the job"))?;
+                let next = match due {
+                    Some(at) => format!("tried again at {}", at.format("%Y-%m-%d %H:%M:%S UTC")),
+                    None => format!("given up after {tries} tries"),
+                };
+                let message = format!(
+                    "failed ({code}): {error}; the failure report could not be posted ({why}), {next}"
+                );
+                append_event(&mut tx, job, "failed", &message, now).await?;
+                commit(tx).await?;
+                Ok(due)
             }
 
             pub(in crate::store) async fn retry_later(

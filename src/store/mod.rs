@@ -203,6 +203,8 @@ pub struct JobRecord {
     pub failure_code: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// When a failed job's report, which the forge did not take, is tried again.
+    pub report_due: Option<DateTime<Utc>>,
 }
 
 /// One entry of a job's history.
@@ -444,6 +446,35 @@ impl Store {
             }
             Store::Postgres(pool) => {
                 dialect::postgres::finish(pool, job, owner, outcome, now).await
+            }
+        }
+    }
+
+    /// Ends `job` as failed with `code` although its report could not be posted (`why`); the
+    /// report alone is tried again later, at most `max_tries` times in all. Returns the next try.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn finish_unreported(
+        &self,
+        job: i64,
+        owner: &str,
+        code: &str,
+        error: &str,
+        why: &str,
+        max_tries: u32,
+        now: DateTime<Utc>,
+    ) -> Result<Option<DateTime<Utc>>, StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::finish_unreported(
+                    pool, job, owner, code, error, why, max_tries, now,
+                )
+                .await
+            }
+            Store::Postgres(pool) => {
+                dialect::postgres::finish_unreported(
+                    pool, job, owner, code, error, why, max_tries, now,
+                )
+                .await
             }
         }
     }

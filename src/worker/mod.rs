@@ -188,6 +188,19 @@ async fn record_end(
             }
             ctx.store.finish(id, owner, finish, now).await.map(drop)
         }
+        JobEnd::FailedUnreported { code, error, why } => {
+            tracing::warn!(
+                code,
+                error,
+                why,
+                "job failed and its report could not be posted"
+            );
+            let max_tries = ctx.settings.max_attempts;
+            ctx.store
+                .finish_unreported(id, owner, code, error, why, max_tries, now)
+                .await
+                .map(drop)
+        }
         JobEnd::RetryLater(reason) => {
             let at = ctx.store.retry_later(id, owner, reason, now).await;
             if let Ok(at) = &at {

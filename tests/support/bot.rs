@@ -520,6 +520,20 @@ impl BotTester {
             .expect("the job store answers")
     }
 
+    /// Lets time pass for the job store: every queued job's backoff and every owed failure
+    /// report's wait are over (the worker compares them with the clock).
+    pub fn let_backoffs_pass(&self) {
+        let db = rusqlite::Connection::open(self.workdir.path().join("autofix.db"))
+            .expect("the job store's file opens");
+        db.busy_timeout(Duration::from_secs(10))
+            .expect("a busy timeout");
+        db.execute_batch(
+            "UPDATE jobs SET run_after = 0 WHERE state = 'queued'; \
+             UPDATE jobs SET report_due = 0 WHERE report_due IS NOT NULL;",
+        )
+        .expect("the backoffs end");
+    }
+
     pub async fn jobs(&self) -> Vec<JobRecord> {
         self.store.jobs_list(100).await.expect("jobs list")
     }

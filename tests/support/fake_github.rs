@@ -494,6 +494,11 @@ impl FakeGitHub {
         });
     }
 
+    /// Disarms every fault `fail_next` armed: the API answers again.
+    pub fn clear_faults(&self) {
+        self.state().faults.clear();
+    }
+
     /// How many armed delays no request has reached yet.
     pub fn pending_delays(&self) -> usize {
         self.state().delays.iter().map(|delay| delay.times).sum()

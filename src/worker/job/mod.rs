@@ -27,6 +27,12 @@ pub enum JobEnd {
     Finished(Finish),
     /// A transient fault: run the job again later, from its checkpoint.
     RetryLater(String),
+    /// The job failed, and the forge did not take its failure report (`why`).
+    FailedUnreported {
+        code: String,
+        error: String,
+        why: String,
+    },
 }
 
 /// The labelled issue a job works on, as the delivery that created it said.
@@ -66,7 +72,7 @@ impl JobRun {
     /// its validation commands built) is removed; its artifacts stay for the operator.
     pub async fn run(mut self) -> JobEnd {
         let end = self.run_stages().await;
-        if matches!(end, JobEnd::Finished(_)) {
+        if matches!(end, JobEnd::Finished(_) | JobEnd::FailedUnreported { .. }) {
             let worktree = self.job_dir().join("worktree");
             if let Err(reason) = remove_dir_if_present(&worktree) {
                 tracing::warn!(job = self.job.id, %reason, "could not remove the finished job's working copy");

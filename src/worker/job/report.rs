@@ -49,7 +49,12 @@ impl JobRun {
                 code: report.code.to_string(),
                 error: report.reason,
             }),
-            Err(Stop::Retry(reason)) => JobEnd::RetryLater(reason),
+            // The job has ended; only its report is owed, and tried again on its own.
+            Err(Stop::Retry(why)) => JobEnd::FailedUnreported {
+                code: report.code.to_string(),
+                error: report.reason,
+                why,
+            },
             Err(Stop::Finished(finish)) => JobEnd::Finished(finish),
             Err(Stop::Failed(other)) => {
                 tracing::error!(job = self.job.id, reason = %other.reason, "could not publish the failure");

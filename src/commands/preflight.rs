@@ -1,0 +1,381 @@
+//! The checks `autofix serve` runs before it listens, shared with `autofix config check` and the
+//! setup page: what would stop the bot, and what it can and cannot do once it runs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use secrecy::ExposeSecret;
+
+use crate::config::{LogFormat, ServiceConfig};
+use crate::forge::Forge;
+use crate::forge::github_api::GitHubClient;
+use crate::forge::gitlab_api::GitLabClient;
+use crate::git::Identity;
+use crate::llm::LlmProvider;
+use crate::worker::WorkerSettings;
+
+/// The parts of the bot built from a configuration that `serve` accepts.
+pub struct Parts {
+    pub settings: WorkerSettings,
+    pub github: Option<Arc<dyn Forge>>,
+    pub gitlab: Option<Arc<dyn Forge>>,
+    pub identity: Identity,
+    pub llm: Box<dyn LlmProvider>,
+    pub workdir: PathBuf,
+}
+
+/// Builds every part `serve` needs from `config`, or says in one line which key stops it.
+pub fn build_parts(config: &ServiceConfig) -> Result<Parts, String> {
+    let settings = worker_settings(config)?;
+    let (github, gitlab) = forge_clients(config)?;
+    let identity = Identity::new(&config.git.author_name, &config.git.author_email)
+        .map_err(|err| format!("git.author_name / git.author_email: {err}"))?;
+    let llm =
+        crate::llm::provider(config.provider_config()).map_err(|err| format!("llm: {err}"))?;
+    if config.log.level.trim().is_empty() {
+        return Err("log.level must name a level such as info".into());
+    }
+    let workdir = PathBuf::from(&config.workdir);
+    check_writable(&workdir).map_err(|err| format!("workdir: {err}"))?;
+    Ok(Parts {
+        settings,
+        github,
+        gitlab,
+        identity,
+        llm,
+        workdir,
+    })
+}
+
+/// The GitHub and the GitLab client, each when configured.
+type ForgeClients = (Option<Arc<dyn Forge>>, Option<Arc<dyn Forge>>);
+
+/// The forge clients the configuration asks for; a webhook without API credentials is refused,
+/// naming the keys, rather than failing every job later.
+fn forge_clients(config: &ServiceConfig) -> Result<ForgeClients, String> {
+    let github = GitHubClient::from_config(&config.github)
+        .map_err(|err| format!("github: {err}"))?
+        .map(|client| Arc::new(client) as Arc<dyn Forge>);
+    let gitlab = GitLabClient::from_config(&config.gitlab)
+        .map_err(|err| format!("gitlab: {err}"))?
+        .map(|client| Arc::new(client) as Arc<dyn Forge>);
+    if github.is_none() && !config.github.all_webhook_secrets().is_empty() {
+        return Err(
+            "github.token or github.app_id: a GitHub webhook secret is set but no API \
+                    credentials, so no job could run"
+                .into(),
+        );
+    }
+    if gitlab.is_none() && !config.gitlab.all_webhook_secrets().is_empty() {
+        return Err(
+            "gitlab.token: a GitLab webhook secret is set but no API token, so no job could run"
+                .into(),
+        );
+    }
+    Ok((github, gitlab))
+}
+
+fn worker_settings(config: &ServiceConfig) -> Result<WorkerSettings, String> {
+    let bot = &config.bot;
+    if bot.lease_secs < 3 {
+        return Err(format!(
+            "bot.lease_secs must be at least 3 (the lease is renewed every third of it), not {}",
+            bot.lease_secs
+        ));
+    }
+    if bot.failed_label.trim().is_empty() {
+        return Err("bot.failed_label must not be empty".into());
+    }
+    Ok(WorkerSettings {
+        trigger_label: bot.trigger_label.clone(),
+        failed_label: bot.failed_label.clone(),
+        workers: bot.workers.max(1),
+        lease: Duration::from_secs(bot.lease_secs),
+        poll_interval: Duration::from_millis(bot.poll_interval_ms.max(10)),
+        max_attempts: bot.max_attempts.max(1),
+        default_validate_timeout: Duration::from_secs(config.exec.default_timeout_secs),
+        output_limit: config.exec.output_limit_bytes,
+        context_tokens: config.pipeline.context_tokens,
+        output_caps: crate::pipeline::json_stage::OutputCaps::from_config(&config.llm),
+        sandbox: config.sandbox(),
+    })
+}
+
+/// `dir` exists and this user can write in it, or it can be created: the nearest existing
+/// folder above it is writable. Nothing is created.
+fn check_writable(dir: &Path) -> Result<(), String> {
+    let mut existing = dir;
+    while !existing.exists() {
+        match existing.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => existing = parent,
+            _ => {
+                existing = Path::new(".");
+                break;
+            }
+        }
+    }
+    if !existing.is_dir() {
+        return Err(format!("{} is not a folder", existing.display()));
+    }
+    let probe = tempfile::Builder::new()
+        .prefix(".autofix-write-check")
+        .tempfile_in(existing);
+    match probe {
+        Ok(_) if existing == dir => Ok(()),
+        Ok(_) => Ok(()),
+        Err(err) if existing == dir => Err(format!("cannot write in {}: {err}", dir.display())),
+        Err(err) => Err(format!(
+            "cannot create {}: {} is not writable ({err}); set AUTOFIX__WORKDIR to a folder this user owns",
+            dir.display(),
+            existing.display()
+        )),
+    }
+}
+
+/// How far one part of the bot is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readiness {
+    /// Configured and working.
+    Ready,
+    /// Not configured; the bot runs without it.
+    Missing,
+    /// Configured, but it cannot work as it is.
+    Broken,
+}
+
+impl Readiness {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Readiness::Ready => "ready",
+            Readiness::Missing => "missing",
+            Readiness::Broken => "broken",
+        }
+    }
+}
+
+/// One line of the setup report: a part, how ready it is, and what it is or what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    pub name: &'static str,
+    pub readiness: Readiness,
+    pub detail: String,
+}
+
+impl Part {
+    fn new(name: &'static str, readiness: Readiness, detail: impl Into<String>) -> Part {
+        Part {
+            name,
+            readiness,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// What is configured and what is missing, part by part; `sandbox` is the result of trying it.
+pub fn setup_report(config: &ServiceConfig, sandbox: &Result<String, String>) -> Vec<Part> {
+    let mut parts = vec![
+        Part::new(
+            "data directory",
+            Readiness::Ready,
+            format!("{} ({})", config.workdir, config.workdir_origin),
+        ),
+        database_part(config),
+        github_part(config),
+        gitlab_part(config),
+        llm_part(config),
+        match sandbox {
+            Ok(line) => Part::new(
+                "sandbox",
+                Readiness::Ready,
+                line.trim_start_matches("sandbox: "),
+            ),
+            Err(line) => Part::new(
+                "sandbox",
+                Readiness::Broken,
+                line.trim_start_matches("sandbox: "),
+            ),
+        },
+    ];
+    let admin = if config.server.admin_token.expose_secret().is_empty() {
+        Part::new(
+            "admin pages",
+            Readiness::Missing,
+            "no server.admin_token: the setup and jobs pages answer on loopback only",
+        )
+    } else {
+        Part::new(
+            "admin pages",
+            Readiness::Ready,
+            "server.admin_token is set: the pages ask for it as a bearer token",
+        )
+    };
+    parts.push(admin);
+    let format = match config.log.format {
+        LogFormat::Text => "text",
+        LogFormat::Json => "json",
+    };
+    parts.push(Part::new(
+        "logs",
+        Readiness::Ready,
+        format!(
+            "{format}, level {} (RUST_LOG wins when set)",
+            config.log.level
+        ),
+    ));
+    parts
+}
+
+fn database_part(config: &ServiceConfig) -> Part {
+    let url = config.database_url();
+    let shown = match crate::config::url_password(&url) {
+        Some(password) => url.replacen(password, "(set)", 1),
+        None => url.clone(),
+    };
+    let kind = if url.starts_with("postgres") {
+        "PostgreSQL: replicas may share it"
+    } else {
+        "SQLite: one process only"
+    };
+    Part::new("database", Readiness::Ready, format!("{shown} ({kind})"))
+}
+
+fn github_part(config: &ServiceConfig) -> Part {
+    let github = &config.github;
+    let secret = if github.all_webhook_secrets().is_empty() {
+        "no webhook secret: every delivery is refused"
+    } else {
+        "webhook secret set"
+    };
+    let credentials = if github.app_id != 0 {
+        match &config.github_app_origin {
+            Some(file) => format!(
+                "GitHub App {} (created by the setup page, {})",
+                github.app_id,
+                file.display()
+            ),
+            None => format!("GitHub App {}", github.app_id),
+        }
+    } else if !github.token.expose_secret().is_empty() {
+        "a token".to_owned()
+    } else {
+        return Part::new(
+            "github",
+            Readiness::Missing,
+            "not configured: create a GitHub App on this page, or set AUTOFIX__GITHUB__TOKEN and AUTOFIX__GITHUB__WEBHOOK_SECRET",
+        );
+    };
+    let readiness = if github.all_webhook_secrets().is_empty() {
+        Readiness::Broken
+    } else {
+        Readiness::Ready
+    };
+    Part::new(
+        "github",
+        readiness,
+        format!("{credentials} at {}; {secret}", github.api_url),
+    )
+}
+
+fn gitlab_part(config: &ServiceConfig) -> Part {
+    let gitlab = &config.gitlab;
+    let token = !gitlab.token.expose_secret().is_empty();
+    let secret = !gitlab.all_webhook_secrets().is_empty();
+    match (token, secret) {
+        (false, false) => Part::new(
+            "gitlab",
+            Readiness::Missing,
+            "not configured: set AUTOFIX__GITLAB__TOKEN (api scope) and AUTOFIX__GITLAB__WEBHOOK_SECRET",
+        ),
+        (true, false) => Part::new(
+            "gitlab",
+            Readiness::Broken,
+            "a token but no webhook secret: every delivery is refused (set AUTOFIX__GITLAB__WEBHOOK_SECRET)",
+        ),
+        (_, _) => Part::new(
+            "gitlab",
+            Readiness::Ready,
+            format!("a token at {}; webhook secret set", gitlab.api_url),
+        ),
+    }
+}
+
+fn llm_part(config: &ServiceConfig) -> Part {
+    let llm = &config.llm;
+    let key = if llm.api_key.expose_secret().is_empty() {
+        "no api key (fine for a local model server, not for a hosted vendor)"
+    } else {
+        "api key set"
+    };
+    Part::new(
+        "llm",
+        Readiness::Ready,
+        format!("{} {} at {} ({key})", llm.provider, llm.model, llm.base_url),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(vars: &[(&str, &str)]) -> ServiceConfig {
+        let vars = vars.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+        ServiceConfig::load(None, vars).unwrap()
+    }
+
+    #[test]
+    fn an_unconfigured_bot_says_what_is_missing_part_by_part() {
+        let data = tempfile::tempdir().unwrap();
+        let config = config(&[("AUTOFIX__WORKDIR", data.path().to_str().unwrap())]);
+        let report = setup_report(&config, &Ok("sandbox: bwrap works".into()));
+        let state = |name: &str| {
+            report
+                .iter()
+                .find(|part| part.name == name)
+                .map(|part| part.readiness)
+                .unwrap()
+        };
+        assert_eq!(state("github"), Readiness::Missing);
+        assert_eq!(state("gitlab"), Readiness::Missing);
+        assert_eq!(state("sandbox"), Readiness::Ready);
+        assert_eq!(state("admin pages"), Readiness::Missing);
+        assert!(
+            build_parts(&config).is_ok(),
+            "nothing configured still starts"
+        );
+    }
+
+    #[test]
+    fn a_token_without_a_webhook_secret_is_broken_and_says_so() {
+        let data = tempfile::tempdir().unwrap();
+        let config = config(&[
+            ("AUTOFIX__WORKDIR", data.path().to_str().unwrap()),
+            ("AUTOFIX__GITLAB__TOKEN", "glpat"),
+            (
+                "AUTOFIX__DATABASE__URL",
+                "postgres://bot:hunter2@db/autofix",
+            ),
+        ]);
+        let report = setup_report(&config, &Err("sandbox: bwrap: not found".into()));
+        let gitlab = report.iter().find(|part| part.name == "gitlab").unwrap();
+        assert_eq!(gitlab.readiness, Readiness::Broken);
+        let database = report.iter().find(|part| part.name == "database").unwrap();
+        assert_eq!(
+            database.detail,
+            "postgres://bot:(set)@db/autofix (PostgreSQL: replicas may share it)"
+        );
+        let sandbox = report.iter().find(|part| part.name == "sandbox").unwrap();
+        assert_eq!(sandbox.readiness, Readiness::Broken);
+    }
+
+    #[test]
+    fn a_data_directory_under_a_folder_this_user_cannot_write_stops_the_start() {
+        let data = tempfile::tempdir().unwrap();
+        let file = data.path().join("a-file");
+        std::fs::write(&file, "").unwrap();
+        let config = config(&[("AUTOFIX__WORKDIR", file.join("autofix").to_str().unwrap())]);
+        let err = build_parts(&config).err().expect("a file is no folder");
+        assert!(err.starts_with("workdir: "), "{err}");
+        assert!(err.contains("is not a folder"), "{err}");
+    }
+}
