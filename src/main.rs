@@ -289,11 +289,7 @@ fn fix_command(
 }
 
 fn serve_command(config_file: Option<PathBuf>) -> ExitCode {
-    let on_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    tracing_subscriber::fmt()
-        .with_target(false)
-        .with_ansi(on_terminal)
-        .init();
+    let rust_log = std::env::var("RUST_LOG").ok();
     let config = match load_service_config(config_file.as_ref()) {
         Ok(config) => config,
         Err(message) => {
@@ -301,6 +297,10 @@ fn serve_command(config_file: Option<PathBuf>) -> ExitCode {
             return ExitCode::from(FailureCode::InvalidInput.exit_status());
         }
     };
+    if let Err(message) = autofix::commands::logging::init(&config.log, rust_log.as_deref()) {
+        eprintln!("autofix serve: {message}");
+        return ExitCode::from(FailureCode::InvalidInput.exit_status());
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

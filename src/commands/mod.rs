@@ -4,6 +4,7 @@
 pub mod apply;
 pub mod harden;
 pub mod jobs;
+pub mod logging;
 pub mod preflight;
 pub mod replay;
 pub mod serve;

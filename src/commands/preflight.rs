@@ -262,7 +262,7 @@ fn github_part(config: &ServiceConfig) -> Part {
         return Part::new(
             "github",
             Readiness::Missing,
-            "not configured: create a GitHub App on this page, or set AUTOFIX__GITHUB__TOKEN and AUTOFIX__GITHUB__WEBHOOK_SECRET",
+            "not configured: create a GitHub App on the setup page, or set AUTOFIX__GITHUB__TOKEN and AUTOFIX__GITHUB__WEBHOOK_SECRET",
         );
     };
     let readiness = if github.all_webhook_secrets().is_empty() {

@@ -10,6 +10,7 @@ use tokio::sync::{Notify, watch};
 use super::preflight::{self, Parts};
 use crate::config::ServiceConfig;
 use crate::redact::Redactor;
+use crate::server::pages::{self, ForgeLinks, PagesState, SetupFacts, SetupPart};
 use crate::server::{self, ServerState};
 use crate::store::Store;
 use crate::worker::{self, WorkerContext};
@@ -32,6 +33,42 @@ pub fn known_secrets(config: &ServiceConfig) -> Redactor {
         redactor.register(secret);
     }
     redactor
+}
+
+/// What the setup and jobs pages show, from the configuration and the sandbox check.
+pub fn pages_state(
+    config: &ServiceConfig,
+    store: Store,
+    sandbox: &Result<String, String>,
+) -> PagesState {
+    let parts = preflight::setup_report(config, sandbox)
+        .into_iter()
+        .map(|part| SetupPart {
+            name: part.name.to_owned(),
+            readiness: part.readiness.as_str().to_owned(),
+            detail: part.detail,
+        })
+        .collect();
+    let github = &config.github;
+    let setup = SetupFacts {
+        parts,
+        public_url: config.server.public_url.clone(),
+        github_web_url: github.web_url.clone(),
+        github_api_url: github.api_url.clone(),
+        github_configured: github.app_id != 0 || !github.token.expose_secret().is_empty(),
+        data_dir: std::path::PathBuf::from(&config.workdir),
+        trigger_label: config.bot.trigger_label.clone(),
+    };
+    let links = ForgeLinks {
+        github_web: github.web_url.clone(),
+        gitlab_web: config
+            .gitlab
+            .api_url
+            .trim_end_matches('/')
+            .trim_end_matches("/api/v4")
+            .to_owned(),
+    };
+    PagesState::new(store, config.server.admin_token.clone(), setup, links)
 }
 
 /// Builds everything, serves webhooks and runs jobs until SIGTERM or ctrl-c.
@@ -71,8 +108,16 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         metrics: Default::default(),
         job_queued: wake.clone(),
     };
+    let sandbox = super::harden::check_sandbox(&config.sandbox());
+    if let Err(line) = &sandbox {
+        tracing::error!("{line}: every job will fail with SANDBOX_UNAVAILABLE until it works");
+    }
+    let pages = pages_state(&config, store.clone(), &sandbox);
     if state.github_secrets.is_empty() && state.gitlab_secrets.is_empty() {
-        tracing::warn!("no webhook secret is configured: every delivery will be refused (401)");
+        tracing::warn!(
+            "no forge is configured yet: open http://{address}/ to set autofix up \
+             (every webhook delivery is refused until then)"
+        );
     }
     if config.llm.api_key.expose_secret().is_empty() {
         tracing::info!(
@@ -92,7 +137,8 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     let (stop_workers, stop) = watch::channel(false);
     let pool = tokio::spawn(worker::run_pool(context, wake, stop));
     tracing::info!(%address, "autofix serve: listening for webhooks");
-    let served = server::serve(listener, server::router(state), server::shutdown_signal()).await;
+    let routes = server::router(state).merge(pages::router(pages));
+    let served = server::serve(listener, routes, server::shutdown_signal()).await;
     let _ = stop_workers.send(true);
     if tokio::time::timeout(Duration::from_secs(30), pool)
         .await

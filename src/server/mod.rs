@@ -2,6 +2,7 @@
 //! one and its job in the store in one transaction, and answers at once. No git, LLM or forge API.
 
 mod metrics;
+pub mod pages;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -60,7 +61,9 @@ pub async fn serve(
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router)
+    // The peer's address tells the pages whether a request comes from loopback.
+    let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, service)
         .with_graceful_shutdown(shutdown)
         .await
 }

@@ -2,8 +2,9 @@
 //! begins (`BEGIN IMMEDIATE` on SQLite) and how a claim locks its row (`SKIP LOCKED` on PostgreSQL) differ.
 
 use super::{
-    ClaimedJob, Delivery, EnqueueOutcome, Finish, JobDetail, JobEvent, JobKey, JobRecord, JobState,
-    StoreError, StoredDelivery, db, from_millis, issue_column, retry_backoff, to_millis,
+    ClaimedJob, Delivery, EnqueueOutcome, Finish, JobDetail, JobEvent, JobFilter, JobKey,
+    JobRecord, JobState, StoreError, StoredDelivery, db, from_millis, issue_column, retry_backoff,
+    to_millis,
 };
 
 #[derive(sqlx::FromRow)]
@@ -470,6 +471,76 @@ macro_rules! dialect {
                         .await
                         .map_err(db("could not list jobs"))?;
                 rows.into_iter().map(JobRow::into_record).collect()
+            }
+
+            /// The jobs `filter` selects, newest first, each with its checkpoint.
+            pub(in crate::store) async fn jobs_page(
+                pool: &Pool<Db>,
+                filter: &JobFilter,
+            ) -> Result<Vec<(JobRecord, Option<String>)>, StoreError> {
+                let mut conditions = Vec::new();
+                let mut next = 1;
+                let mut placeholder = || {
+                    next += 1;
+                    format!("${}", next - 1)
+                };
+                if filter.state.is_some() {
+                    conditions.push(format!("state = {}", placeholder()));
+                }
+                if filter.repo.is_some() {
+                    conditions.push(format!("repo = {}", placeholder()));
+                }
+                if filter.before.is_some() {
+                    conditions.push(format!("id < {}", placeholder()));
+                }
+                let limit = placeholder();
+                let filtered = if conditions.is_empty() {
+                    String::new()
+                } else {
+                    format!("WHERE {}", conditions.join(" AND "))
+                };
+                let sql = format!("SELECT {JOB_COLUMNS} FROM jobs {filtered} ORDER BY id DESC LIMIT {limit}");
+                let mut query = sqlx::query_as::<_, JobRow>(&sql);
+                if let Some(state) = filter.state {
+                    query = query.bind(state.as_str());
+                }
+                if let Some(repo) = &filter.repo {
+                    query = query.bind(repo.as_str());
+                }
+                if let Some(before) = filter.before {
+                    query = query.bind(before);
+                }
+                let rows = query
+                    .bind(i64::from(filter.limit))
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("could not list jobs"))?;
+                rows.into_iter()
+                    .map(|mut row| {
+                        let checkpoint = row.checkpoint.take();
+                        Ok((row.into_record()?, checkpoint))
+                    })
+                    .collect()
+            }
+
+            /// How many jobs are in each state.
+            pub(in crate::store) async fn job_counts(pool: &Pool<Db>) -> Result<Vec<(JobState, u64)>, StoreError> {
+                let rows: Vec<(String, i64)> = sqlx::query_as("SELECT state, COUNT(*) FROM jobs GROUP BY state")
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("could not count jobs"))?;
+                rows.into_iter()
+                    .map(|(state, count)| Ok((state.parse()?, u64::try_from(count).unwrap_or(0))))
+                    .collect()
+            }
+
+            /// Every repository with a job, in name order (the first 500).
+            pub(in crate::store) async fn job_repos(pool: &Pool<Db>) -> Result<Vec<String>, StoreError> {
+                let rows: Vec<(String,)> = sqlx::query_as("SELECT DISTINCT repo FROM jobs ORDER BY repo LIMIT 500")
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("could not list the repositories"))?;
+                Ok(rows.into_iter().map(|(repo,)| repo).collect())
             }
 
             pub(in crate::store) async fn job_show(pool: &Pool<Db>, job: i64) -> Result<JobDetail, StoreError> {

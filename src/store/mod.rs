@@ -207,6 +207,16 @@ pub struct JobRecord {
     pub report_due: Option<DateTime<Utc>>,
 }
 
+/// Which jobs a page lists: newest first, optionally in one state, of one repository, or older
+/// than a job id (the next page).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobFilter {
+    pub state: Option<JobState>,
+    pub repo: Option<String>,
+    pub before: Option<i64>,
+    pub limit: u32,
+}
+
 /// One entry of a job's history.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobEvent {
@@ -508,6 +518,35 @@ impl Store {
     }
 
     /// `job` with its history; `JobNotFound` when no such job exists.
+    /// The jobs `filter` selects, newest first, each with its checkpoint.
+    pub async fn jobs_page(
+        &self,
+        filter: &JobFilter,
+    ) -> Result<Vec<(JobRecord, Option<String>)>, StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::jobs_page(pool, filter).await
+            }
+            Store::Postgres(pool) => dialect::postgres::jobs_page(pool, filter).await,
+        }
+    }
+
+    /// How many jobs are in each state (states with none left out).
+    pub async fn job_counts(&self) -> Result<Vec<(JobState, u64)>, StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => dialect::sqlite::job_counts(pool).await,
+            Store::Postgres(pool) => dialect::postgres::job_counts(pool).await,
+        }
+    }
+
+    /// Every repository with a job, in name order.
+    pub async fn job_repos(&self) -> Result<Vec<String>, StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => dialect::sqlite::job_repos(pool).await,
+            Store::Postgres(pool) => dialect::postgres::job_repos(pool).await,
+        }
+    }
+
     pub async fn job_show(&self, job: i64) -> Result<JobDetail, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => dialect::sqlite::job_show(pool, job).await,

@@ -20,7 +20,7 @@ use crate::llm::LlmProvider;
 use crate::redact::Redactor;
 use crate::store::{ClaimedJob, Finish, Store, StoreError};
 
-pub use job::JobEnd;
+pub use job::{JobEnd, JobFacts};
 
 /// The worker settings `[bot]`, `[exec]` and `[pipeline]` give.
 #[derive(Debug, Clone)]
@@ -123,7 +123,14 @@ pub async fn run_one(ctx: &Arc<WorkerContext>, owner: &str) -> Result<Turn, Stor
         return Ok(Turn::Idle);
     };
     let id = claimed.id;
-    let span = tracing::info_span!("job", id, issue = %claimed.key.dedupe_key());
+    let key = &claimed.key;
+    let span = tracing::info_span!(
+        "job",
+        id,
+        forge = %key.forge,
+        repo = %key.repo,
+        issue = key.issue_number
+    );
     async {
         tracing::info!(attempt = claimed.attempts, "job claimed");
         let end = run_with_lease(ctx, claimed, owner).await;
@@ -140,7 +147,9 @@ async fn run_with_lease(ctx: &Arc<WorkerContext>, claimed: ClaimedJob, owner: &s
     let id = claimed.id;
     let run = job::JobRun::new(ctx.clone(), claimed, owner.to_owned());
     let handle = tokio::runtime::Handle::current();
-    let mut task = tokio::task::spawn_blocking(move || handle.block_on(run.run()));
+    // The job's span follows it onto its thread, so every line it logs names the job.
+    let span = tracing::Span::current();
+    let mut task = tokio::task::spawn_blocking(move || handle.block_on(run.run().instrument(span)));
     let renew_every = ctx.settings.lease / 3;
     loop {
         tokio::select! {

@@ -234,6 +234,19 @@ pub struct State {
     branch_lookup: BranchLookup,
     next_id: u64,
     base_url: String,
+    /// Apps created through the manifest flow's web page, oldest first.
+    pub manifests: Vec<ManifestSeen>,
+}
+
+/// One App the manifest flow's web page created: what was posted, and the code sent back.
+#[derive(Debug, Clone)]
+pub struct ManifestSeen {
+    pub manifest: Value,
+    pub state: String,
+    pub organization: Option<String>,
+    pub code: String,
+    /// Set once the code was exchanged (a code works once).
+    pub app_id: Option<u64>,
 }
 
 impl State {
@@ -251,7 +264,19 @@ impl State {
             branch_lookup: Arc::new(|_, _| true),
             next_id: 1000,
             base_url,
+            manifests: Vec::new(),
         }
+    }
+
+    /// The App whose JWTs (signed with the test key) the fake accepts.
+    fn set_app_in_place(&mut self, app_id: u64, slug: &str) -> FakeApp {
+        let app = FakeApp {
+            id: app_id,
+            slug: slug.to_owned(),
+            public_key_pem: test_app_public_key(),
+        };
+        self.app = Some(app.clone());
+        app
     }
 
     fn new_id(&mut self) -> u64 {
@@ -293,7 +318,16 @@ impl FakeGitHub {
             )
             .fallback(answer)
             .with_state(state.clone());
-        let app = api.merge(git_routes);
+        // The web pages of the manifest flow, where a person confirms the App and GitHub sends
+        // the browser back to the manifest's `redirect_url` with a one-time code.
+        let web = axum::Router::new()
+            .route("/settings/apps/new", axum::routing::post(create_app_page))
+            .route(
+                "/organizations/{org}/settings/apps/new",
+                axum::routing::post(create_org_app_page),
+            )
+            .with_state(state.clone());
+        let app = api.merge(web).merge(git_routes);
         let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("fake-github".into())
@@ -336,13 +370,7 @@ impl FakeGitHub {
 
     /// Registers a GitHub App with the test-only key pair, installed on every repository.
     pub fn set_app(&self, app_id: u64, slug: &str) -> FakeApp {
-        let app = FakeApp {
-            id: app_id,
-            slug: slug.to_owned(),
-            public_key_pem: test_app_public_key(),
-        };
-        self.state().app = Some(app.clone());
-        app
+        self.state().set_app_in_place(app_id, slug)
     }
 
     /// How long installation tokens issued from now on live.
@@ -954,6 +982,13 @@ fn route_and_serve(
     body: Option<&Value>,
 ) -> (Reply, bool) {
     let mut state = lock(shared);
+    if let (&Method::POST, Some(code)) = (
+        method,
+        path.strip_prefix("/app-manifests/")
+            .and_then(|rest| rest.strip_suffix("/conversions")),
+    ) {
+        return (convert_manifest(&mut state, code), false);
+    }
     let Some(route) = parse_route(&state, method, path) else {
         return (Reply::not_found(), true);
     };
@@ -1617,4 +1652,95 @@ fn pull_json(urls: &Urls, repo: &FakeRepo, pull: &FakePull) -> Value {
         "draft": pull.draft,
         "_links": {"html": {"href": html}, "self": {"href": api_pull}},
     })
+}
+
+async fn create_app_page(
+    AxumState(state): AxumState<Shared>,
+    Query(query): Query<HashMap<String, String>>,
+    axum::Form(form): axum::Form<HashMap<String, String>>,
+) -> Response {
+    created_app_redirect(&state, None, &query, &form)
+}
+
+async fn create_org_app_page(
+    AxumState(state): AxumState<Shared>,
+    axum::extract::Path(org): axum::extract::Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    axum::Form(form): axum::Form<HashMap<String, String>>,
+) -> Response {
+    created_app_redirect(&state, Some(org), &query, &form)
+}
+
+/// The person confirmed the App at once: back to `redirect_url` with a code and the `state`.
+fn created_app_redirect(
+    shared: &Shared,
+    organization: Option<String>,
+    query: &HashMap<String, String>,
+    form: &HashMap<String, String>,
+) -> Response {
+    let Some(manifest) = form
+        .get("manifest")
+        .and_then(|text| serde_json::from_str::<Value>(text).ok())
+    else {
+        return Response::builder()
+            .status(422)
+            .body(Body::from("Invalid GitHub App configuration: no manifest"))
+            .expect("a response builds");
+    };
+    let Some(redirect) = manifest["redirect_url"].as_str().map(str::to_owned) else {
+        return Response::builder()
+            .status(422)
+            .body(Body::from(
+                "Invalid GitHub App configuration: no redirect_url",
+            ))
+            .expect("a response builds");
+    };
+    let mut state = lock(shared);
+    let code = format!("manifest-code-{}", state.new_id());
+    let state_param = query.get("state").cloned().unwrap_or_default();
+    state.manifests.push(ManifestSeen {
+        manifest,
+        state: state_param.clone(),
+        organization,
+        code: code.clone(),
+        app_id: None,
+    });
+    let separator = if redirect.contains('?') { '&' } else { '?' };
+    Response::builder()
+        .status(302)
+        .header(
+            "location",
+            format!("{redirect}{separator}code={code}&state={state_param}"),
+        )
+        .body(Body::empty())
+        .expect("a response builds")
+}
+
+/// `POST /app-manifests/{code}/conversions`: the App, in the documented shape, once per code;
+/// its key is the test App key, so the fake accepts the new App's JWTs.
+fn convert_manifest(state: &mut State, code: &str) -> Reply {
+    let Some(index) = state
+        .manifests
+        .iter()
+        .position(|seen| seen.code == code && seen.app_id.is_none())
+    else {
+        return Reply::not_found();
+    };
+    let id = state.new_id();
+    let name = state.manifests[index].manifest["name"]
+        .as_str()
+        .unwrap_or("app")
+        .to_owned();
+    let slug = format!("{}-{id}", name.to_lowercase().replace(' ', "-"));
+    state.manifests[index].app_id = Some(id);
+    state.set_app_in_place(id, &slug);
+    let mut answer = github_fixture("apps-create-from-manifest.json");
+    answer["id"] = json!(id);
+    answer["slug"] = json!(slug);
+    answer["name"] = json!(name);
+    answer["html_url"] = json!(format!("{}/apps/{slug}", state.base_url));
+    answer["webhook_secret"] = json!(format!("whsec-{id}"));
+    answer["client_secret"] = json!(format!("client-secret-{id}"));
+    answer["pem"] = json!(String::from_utf8(test_app_private_key()).expect("the test key is text"));
+    Reply::json(201, answer)
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod bot;
+pub mod browser;
 pub mod deliveries;
 pub mod fake_github;
 pub mod fake_gitlab;
@@ -11,3 +12,4 @@ pub mod model_server;
 pub mod postgres;
 pub mod repo;
 pub mod scripted_llm;
+pub mod serve;

@@ -46,3 +46,38 @@ pub(super) struct FixedChange {
     pub(super) pull_request: PullRequestSection,
     pub(super) keep_on_failure: bool,
 }
+
+/// What the pages show of a job, read from its checkpoint: the change request, the model's
+/// tokens, the change, and the failure as it was reported (its output already redacted).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobFacts {
+    /// The change request's number and web address.
+    pub change_request: Option<(u64, String)>,
+    pub branch: Option<String>,
+    pub subject: Option<String>,
+    pub changed_files: Vec<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub repairs: u32,
+    pub failure: Option<FailureReport>,
+}
+
+impl JobFacts {
+    /// The facts of a stored checkpoint; an unreadable one has none.
+    pub fn read(checkpoint: &str) -> JobFacts {
+        let Ok(checkpoint) = serde_json::from_str::<Checkpoint>(checkpoint) else {
+            return JobFacts::default();
+        };
+        let fixed = checkpoint.fixed.as_ref();
+        JobFacts {
+            change_request: checkpoint.change_request.clone(),
+            branch: fixed.map(|fixed| fixed.branch.clone()),
+            subject: fixed.map(|fixed| fixed.subject.clone()),
+            changed_files: fixed.map(|f| f.changed_files.clone()).unwrap_or_default(),
+            input_tokens: fixed.map_or(0, |fixed| fixed.input_tokens),
+            output_tokens: fixed.map_or(0, |fixed| fixed.output_tokens),
+            repairs: fixed.map_or(0, |fixed| fixed.repairs),
+            failure: checkpoint.failure,
+        }
+    }
+}

@@ -18,6 +18,7 @@ mod prepare;
 mod report;
 mod stop;
 
+pub use checkpoint::JobFacts;
 use checkpoint::{Checkpoint, FixedChange};
 use stop::{Failed, Stop, forge_stop, invalid};
 

@@ -44,7 +44,16 @@ impl JobRun {
         if let Err(stop) = self.save(&failed.stage, "failure decided").await {
             return self.stopped_before_forge(stop);
         }
-        match self.publish_failure(forge, request, &report, keep).await {
+        let published = self.publish_failure(forge, request, &report, keep).await;
+        // The job's stage stays the one that failed, whatever publishing the report did after it.
+        let note = match &published {
+            Ok(()) => "the failure is reported on the issue",
+            Err(_) => "the failure could not be reported on the issue",
+        };
+        if let Err(stop) = self.event(&report.stage, note).await {
+            return self.stopped_before_forge(stop);
+        }
+        match published {
             Ok(()) => JobEnd::Finished(Finish::Failed {
                 code: report.code.to_string(),
                 error: report.reason,

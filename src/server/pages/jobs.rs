@@ -1,0 +1,316 @@
+//! The jobs pages: `/jobs` lists jobs newest first, filtered by state and repository; `/jobs/ID`
+//! shows one job: links, outcome, durations, tokens, its stage history and the redacted log tail.
+
+use std::fmt::Write;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
+use serde::Deserialize;
+
+use super::html::{duration, escape, page as frame, query_value, time};
+use super::{Shared, error_page};
+use crate::store::{JobDetail, JobFilter, JobRecord, JobState, StoreError};
+use crate::worker::JobFacts;
+
+/// Jobs on one page of the list.
+pub const PAGE_SIZE: u32 = 50;
+
+const STATES: [JobState; 4] = [
+    JobState::Queued,
+    JobState::Running,
+    JobState::Succeeded,
+    JobState::Failed,
+];
+
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct ListQuery {
+    #[serde(default)]
+    state: String,
+    #[serde(default)]
+    repo: String,
+    before: Option<i64>,
+}
+
+/// `GET /jobs?state=failed&repo=acme/widgets&before=120`.
+pub(super) async fn list(State(state): State<Shared>, Query(query): Query<ListQuery>) -> Response {
+    let wanted_state = match query.state.trim() {
+        "" => None,
+        name => match name.parse::<JobState>() {
+            Ok(parsed) => Some(parsed),
+            Err(_) => {
+                return error_page(
+                    StatusCode::BAD_REQUEST,
+                    "No such state",
+                    &format!("`{name}` is none of queued, running, succeeded, failed."),
+                );
+            }
+        },
+    };
+    let repo = query.repo.trim();
+    let filter = JobFilter {
+        state: wanted_state,
+        repo: (!repo.is_empty()).then(|| repo.to_owned()),
+        before: query.before,
+        limit: PAGE_SIZE,
+    };
+    let read = async {
+        let jobs = state.store.jobs_page(&filter).await?;
+        let counts = state.store.job_counts().await?;
+        let repos = state.store.job_repos().await?;
+        Ok::<_, StoreError>((jobs, counts, repos))
+    };
+    let (jobs, counts, repos) = match read.await {
+        Ok(read) => read,
+        Err(error) => return store_error(error),
+    };
+    let mut body = String::new();
+    let summary: Vec<String> = STATES
+        .iter()
+        .map(|s| {
+            let count = counts.iter().find(|(c, _)| c == s).map_or(0, |(_, n)| *n);
+            format!("<span class=\"{0}\">{count} {0}</span>", s.as_str())
+        })
+        .collect();
+    let _ = write!(body, "<p id=\"counts\">{}</p>", summary.join(" · "));
+    filters(&mut body, wanted_state, repo, &repos);
+    if jobs.is_empty() {
+        body.push_str("<p id=\"empty\">No job matches.</p>");
+    } else {
+        body.push_str(
+            "<table id=\"jobs\"><tr><th>Job</th><th>State</th><th>Issue</th><th>Stage</th>\
+             <th>Attempts</th><th>Failure</th><th>Change request</th><th>Updated</th><th>Took</th></tr>",
+        );
+        for (job, checkpoint) in &jobs {
+            let facts = checkpoint
+                .as_deref()
+                .map(JobFacts::read)
+                .unwrap_or_default();
+            row(&mut body, &state, job, &facts);
+        }
+        body.push_str("</table>");
+    }
+    if jobs.len() == PAGE_SIZE as usize {
+        let oldest = jobs.last().map_or(0, |(job, _)| job.id);
+        let _ = write!(
+            body,
+            "<p><a id=\"older\" href=\"/jobs?state={}&amp;repo={}&amp;before={oldest}\">Older jobs</a></p>",
+            wanted_state.map_or("", JobState::as_str),
+            query_value(repo),
+        );
+    }
+    Html(frame("Jobs", &body)).into_response()
+}
+
+fn filters(body: &mut String, wanted: Option<JobState>, repo: &str, repos: &[String]) {
+    body.push_str(
+        "<form class=\"filters\" method=\"get\" action=\"/jobs\"><label>State<select name=\"state\">\
+         <option value=\"\">any</option>",
+    );
+    for state in STATES {
+        let selected = if wanted == Some(state) {
+            " selected"
+        } else {
+            ""
+        };
+        let _ = write!(body, "<option{selected}>{}</option>", state.as_str());
+    }
+    body.push_str(
+        "</select></label><label>Repository<select name=\"repo\"><option value=\"\">any</option>",
+    );
+    for known in repos {
+        let selected = if known == repo { " selected" } else { "" };
+        let _ = write!(body, "<option{selected}>{}</option>", escape(known));
+    }
+    body.push_str("</select></label><button type=\"submit\">Filter</button></form>");
+}
+
+fn row(body: &mut String, state: &Shared, job: &JobRecord, facts: &JobFacts) {
+    let key = &job.key;
+    let issue_url = state.links.issue(&key.forge, &key.repo, key.issue_number);
+    let change = match &facts.change_request {
+        Some((number, url)) => format!("<a href=\"{}\">#{number}</a>", escape(url)),
+        None => "–".into(),
+    };
+    let failure = match (&job.failure_code, job.report_due) {
+        (Some(code), None) => escape(code),
+        (Some(code), Some(_)) => format!("{} (report owed)", escape(code)),
+        (None, _) => "–".into(),
+    };
+    let took = match job.state {
+        JobState::Succeeded | JobState::Failed => duration(job.created_at, job.updated_at),
+        _ => "–".into(),
+    };
+    let _ = write!(
+        body,
+        "<tr data-job=\"{id}\"><td><a href=\"/jobs/{id}\">{id}</a></td><td class=\"{state}\">{state}</td>\
+         <td><a href=\"{issue_url}\">{forge}:{repo}#{issue}</a></td><td>{stage}</td><td>{attempts}</td>\
+         <td>{failure}</td><td>{change}</td><td>{updated}</td><td>{took}</td></tr>",
+        id = job.id,
+        state = job.state.as_str(),
+        issue_url = escape(&issue_url),
+        forge = escape(&key.forge),
+        repo = escape(&key.repo),
+        issue = key.issue_number,
+        stage = escape(job.stage.as_deref().unwrap_or("–")),
+        attempts = job.attempts,
+        updated = time(job.updated_at),
+    );
+}
+
+/// `GET /jobs/ID`.
+pub(super) async fn detail(State(state): State<Shared>, Path(id): Path<String>) -> Response {
+    let Ok(id) = id.parse::<i64>() else {
+        return error_page(
+            StatusCode::NOT_FOUND,
+            "No such job",
+            "A job id is a number.",
+        );
+    };
+    let detail = match state.store.job_show(id).await {
+        Ok(detail) => detail,
+        Err(StoreError::JobNotFound(_)) => {
+            return error_page(
+                StatusCode::NOT_FOUND,
+                "No such job",
+                &format!("There is no job {id}."),
+            );
+        }
+        Err(error) => return store_error(error),
+    };
+    let facts = detail
+        .checkpoint
+        .as_deref()
+        .map(JobFacts::read)
+        .unwrap_or_default();
+    Html(frame(
+        &format!("Job {id}"),
+        &detail_body(&state, &detail, &facts),
+    ))
+    .into_response()
+}
+
+fn detail_body(state: &Shared, detail: &JobDetail, facts: &JobFacts) -> String {
+    let job = &detail.job;
+    let key = &job.key;
+    let mut body = String::from("<section id=\"summary\"><dl>");
+    let mut item = |name: &str, value: String| {
+        let _ = write!(
+            body,
+            "<dt>{name}</dt><dd data-field=\"{}\">{value}</dd>",
+            name.to_lowercase().replace(' ', "-")
+        );
+    };
+    item(
+        "State",
+        format!(
+            "<span class=\"{0}\">{0}</span> after {1} attempt(s)",
+            job.state.as_str(),
+            job.attempts
+        ),
+    );
+    item("Stage", escape(job.stage.as_deref().unwrap_or("–")));
+    item(
+        "Repository",
+        format!(
+            "<a href=\"{}\">{}:{}</a>",
+            escape(&state.links.repo(&key.forge, &key.repo)),
+            escape(&key.forge),
+            escape(&key.repo)
+        ),
+    );
+    item(
+        "Issue",
+        format!(
+            "<a href=\"{}\">#{}</a>",
+            escape(&state.links.issue(&key.forge, &key.repo, key.issue_number)),
+            key.issue_number
+        ),
+    );
+    if let Some((number, url)) = &facts.change_request {
+        item(
+            "Change request",
+            format!("<a href=\"{}\">#{number}</a>", escape(url)),
+        );
+    }
+    if let Some(subject) = &facts.subject {
+        item("Commit", escape(subject));
+    }
+    if let Some(branch) = &facts.branch {
+        item("Branch", escape(branch));
+    }
+    if !facts.changed_files.is_empty() {
+        item("Changed", escape(&facts.changed_files.join(", ")));
+    }
+    if let Some(code) = &job.failure_code {
+        item(
+            "Failure",
+            format!("<strong class=\"failed\">{}</strong>", escape(code)),
+        );
+    }
+    if let Some(reason) = facts
+        .failure
+        .as_ref()
+        .map(|f| f.reason.clone())
+        .or(job.last_error.clone())
+    {
+        item("Reason", escape(&reason));
+    }
+    if let Some(due) = job.report_due {
+        item(
+            "Failure report",
+            format!("not posted yet; tried again at {}", time(due)),
+        );
+    }
+    item("Created", time(job.created_at));
+    item("Updated", time(job.updated_at));
+    item("Took", duration(job.created_at, job.updated_at));
+    if facts.input_tokens + facts.output_tokens > 0 {
+        item(
+            "Model tokens",
+            format!(
+                "{} in, {} out ({} repairs)",
+                facts.input_tokens, facts.output_tokens, facts.repairs
+            ),
+        );
+    }
+    body.push_str(
+        "</dl></section><section id=\"history\"><h2>Stage history</h2><table>\
+                   <tr><th>At</th><th>Stage</th><th>Took</th><th>What happened</th></tr>",
+    );
+    let mut previous = job.created_at;
+    for event in &detail.events {
+        let _ = write!(
+            body,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            time(event.at),
+            escape(&event.stage),
+            duration(previous, event.at),
+            escape(&event.message),
+        );
+        previous = event.at;
+    }
+    body.push_str("</table></section>");
+    if let Some(tail) = facts
+        .failure
+        .as_ref()
+        .and_then(|f| f.output_tail.as_deref())
+    {
+        let _ = write!(
+            body,
+            "<section id=\"log\"><h2>Log tail</h2><p>The end of the failing command's output, \
+             secrets redacted.</p><pre>{}</pre></section>",
+            escape(tail)
+        );
+    }
+    body
+}
+
+fn store_error(error: StoreError) -> Response {
+    tracing::warn!(%error, "the jobs page could not read the job store");
+    error_page(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "The job store does not answer",
+        &error.to_string(),
+    )
+}

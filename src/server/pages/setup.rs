@@ -1,0 +1,357 @@
+//! The setup page: what is configured and what is missing, GitHub's App manifest flow (one button
+//! creates the App; the callback stores its id, key and webhook secret), and the GitLab steps.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::time::{Duration, Instant};
+
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::html::{escape, page as frame};
+use super::{Shared, error_page};
+use crate::config::data_dir::StoredGitHubApp;
+
+/// How long a started manifest flow may take before its `state` is forgotten.
+const MANIFEST_FLOW_LIFETIME: Duration = Duration::from_secs(3600);
+
+/// `GET /`: every part with its readiness, then how to connect each forge.
+pub(super) async fn page(State(state): State<Shared>, headers: HeaderMap) -> Response {
+    let facts = &state.setup;
+    let public_url = public_url(&state, &headers);
+    let mut body = String::new();
+    body.push_str("<p>autofix turns an issue labelled <code>");
+    body.push_str(&escape(&facts.trigger_label));
+    body.push_str(
+        "</code> into a pull request checked by the repository's own build and tests. \
+         This page shows what it has and what it still needs.</p>\
+         <table id=\"parts\"><tr><th>Part</th><th>State</th><th>Detail</th></tr>",
+    );
+    for part in &facts.parts {
+        let _ = write!(
+            body,
+            "<tr data-part=\"{name}\"><td>{name}</td><td class=\"{state}\">{state}</td><td>{detail}</td></tr>",
+            name = escape(&part.name),
+            state = escape(&part.readiness),
+            detail = escape(&part.detail),
+        );
+    }
+    body.push_str("</table>");
+    body.push_str("<section id=\"github\"><h2>GitHub</h2>");
+    match stored_app(&state) {
+        Some(app) => {
+            let _ = write!(
+                body,
+                "<p>The GitHub App <a href=\"{url}\">{slug}</a> (id {id}) was created here and is \
+                 stored in the data directory. <a href=\"{url}/installations/new\">Install it</a> \
+                 on the repositories autofix may work on.</p>",
+                url = escape(&app.html_url),
+                slug = escape(&app.slug),
+                id = app.id,
+            );
+        }
+        None if facts.github_configured => body.push_str(
+            "<p>GitHub credentials are configured (a token or an App). Point the repository's \
+             or the App's webhook at the address below with the webhook secret.</p>",
+        ),
+        None => {
+            let _ = write!(
+                body,
+                "<p>One button creates a GitHub App with exactly what autofix needs: read and \
+                 write access to issues, pull requests and contents, read access to metadata, \
+                 and the <code>issues</code> event, sent to <code>{hook}</code>.</p>\
+                 <form id=\"github-app\" method=\"get\" action=\"/setup/github\">\
+                 <label>This server's public address (GitHub must reach it)\
+                 <input name=\"public_url\" size=\"45\" value=\"{public}\"></label>\
+                 <label>Organization (empty: your personal account)\
+                 <input name=\"organization\" size=\"25\"></label>\
+                 <p><button type=\"submit\">Create a GitHub App</button></p></form>",
+                hook = escape(&format!("{public_url}/webhooks/github")),
+                public = escape(&public_url),
+            );
+        }
+    }
+    body.push_str("</section>");
+    let _ = write!(
+        body,
+        "<section id=\"gitlab\"><h2>GitLab</h2><ol>\
+         <li>Create a project (or group) access token with the <code>api</code> scope and the \
+         Developer role, and give it to autofix as <code>AUTOFIX__GITLAB__TOKEN</code> (or \
+         <code>AUTOFIX__GITLAB__TOKEN_FILE</code>).</li>\
+         <li>Choose a long random secret token and give it as <code>AUTOFIX__GITLAB__WEBHOOK_SECRET</code>.</li>\
+         <li>In the project, Settings → Webhooks: URL <code>{hook}</code>, the same secret token, \
+         trigger <em>Issues events</em>.</li>\
+         <li>For a self-managed GitLab, set <code>AUTOFIX__GITLAB__API_URL</code> to \
+         <code>https://HOST/api/v4</code>. Restart autofix.</li></ol></section>",
+        hook = escape(&format!("{public_url}/webhooks/gitlab")),
+    );
+    Html(frame("Setup", &body)).into_response()
+}
+
+/// `server.public_url`, or the address the browser used to reach this page.
+fn public_url(state: &Shared, headers: &HeaderMap) -> String {
+    let configured = state.setup.public_url.trim().trim_end_matches('/');
+    if !configured.is_empty() {
+        return configured.to_owned();
+    }
+    let host = headers
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("127.0.0.1:8080");
+    format!("http://{host}")
+}
+
+fn stored_app(state: &Shared) -> Option<StoredGitHubApp> {
+    StoredGitHubApp::load(&state.setup.data_dir).ok().flatten()
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct ManifestRequest {
+    #[serde(default)]
+    public_url: String,
+    #[serde(default)]
+    organization: String,
+}
+
+/// The App's manifest: its webhook, where GitHub sends the browser back, its permissions and events.
+pub fn manifest(public_url: &str) -> Value {
+    let public_url = public_url.trim().trim_end_matches('/');
+    json!({
+        "name": "autofix",
+        "url": public_url,
+        "description": "Turns a labelled issue into a validated pull request.",
+        "hook_attributes": { "url": format!("{public_url}/webhooks/github"), "active": true },
+        "redirect_url": format!("{public_url}/setup/github/callback"),
+        "public": false,
+        "default_permissions": {
+            "issues": "write",
+            "pull_requests": "write",
+            "contents": "write",
+            "metadata": "read"
+        },
+        "default_events": ["issues"]
+    })
+}
+
+/// `GET /setup/github`: the manifest, shown, and the form that posts it to GitHub.
+pub(super) async fn manifest_form(
+    State(state): State<Shared>,
+    Query(request): Query<ManifestRequest>,
+) -> Response {
+    let public_url = request.public_url.trim().trim_end_matches('/');
+    if !(public_url.starts_with("https://") || public_url.starts_with("http://")) {
+        return error_page(
+            StatusCode::BAD_REQUEST,
+            "Which address?",
+            "The public address must start with https:// (or http://): it is where GitHub sends webhooks.",
+        );
+    }
+    if stored_app(&state).is_some() || state.setup.github_configured {
+        return error_page(
+            StatusCode::CONFLICT,
+            "GitHub is already configured",
+            "autofix already has GitHub credentials; remove them before creating another App.",
+        );
+    }
+    let organization = request.organization.trim();
+    if !organization
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-')
+    {
+        return error_page(
+            StatusCode::BAD_REQUEST,
+            "Which organization?",
+            "An organization name has only letters, digits and dashes.",
+        );
+    }
+    let flow = start_flow(&state);
+    let web = state.setup.github_web_url.trim_end_matches('/');
+    let action = if organization.is_empty() {
+        format!("{web}/settings/apps/new?state={flow}")
+    } else {
+        format!("{web}/organizations/{organization}/settings/apps/new?state={flow}")
+    };
+    let manifest = manifest(public_url);
+    let pretty = serde_json::to_string_pretty(&manifest).expect("a manifest serialises");
+    let body = format!(
+        "<p>GitHub will show this App for you to name and confirm, then send you back here; \
+         autofix then keeps its id, private key and webhook secret in its data directory, \
+         readable by its own user only.</p><pre id=\"manifest\">{pretty}</pre>\
+         <form id=\"create\" method=\"post\" action=\"{action}\">\
+         <input type=\"hidden\" name=\"manifest\" value=\"{value}\">\
+         <button type=\"submit\">Create the GitHub App on GitHub</button></form>",
+        pretty = escape(&pretty),
+        action = escape(&action),
+        value = escape(&manifest.to_string()),
+    );
+    Html(frame("Create a GitHub App", &body)).into_response()
+}
+
+/// A fresh `state` for one manifest flow, remembered for [`MANIFEST_FLOW_LIFETIME`].
+fn start_flow(state: &Shared) -> String {
+    let flow = random_hex();
+    let mut flows = state
+        .manifest_states
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    flows.retain(|(_, started)| started.elapsed() < MANIFEST_FLOW_LIFETIME);
+    flows.push((flow.clone(), Instant::now()));
+    flow
+}
+
+/// Whether `flow` was started here and is still fresh; it can be finished once only.
+fn finish_flow(state: &Shared, flow: &str) -> bool {
+    let mut flows = state
+        .manifest_states
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let before = flows.len();
+    flows.retain(|(known, started)| known != flow && started.elapsed() < MANIFEST_FLOW_LIFETIME);
+    flows.len() < before
+}
+
+/// `GET /setup/github/callback?code=…&state=…`: GitHub's answer, exchanged for the App's
+/// credentials, which are stored in the data directory.
+pub(super) async fn callback(
+    State(state): State<Shared>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let (Some(code), Some(flow)) = (query.get("code"), query.get("state")) else {
+        return error_page(
+            StatusCode::BAD_REQUEST,
+            "Not from GitHub",
+            "The callback needs the code and state GitHub sends.",
+        );
+    };
+    if !finish_flow(&state, flow) {
+        return error_page(
+            StatusCode::BAD_REQUEST,
+            "Unknown request",
+            "This App creation was not started on this server, or it was finished or expired: start again from the setup page.",
+        );
+    }
+    if !code
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return error_page(
+            StatusCode::BAD_REQUEST,
+            "Not from GitHub",
+            "The code is malformed.",
+        );
+    }
+    let (app, pem) = match convert(&state, code).await {
+        Ok(converted) => converted,
+        Err(reason) => {
+            tracing::warn!(%reason, "the GitHub App manifest conversion failed");
+            return error_page(
+                StatusCode::BAD_GATEWAY,
+                "GitHub did not create the App",
+                &reason,
+            );
+        }
+    };
+    if let Err(reason) = app.save(&state.setup.data_dir, &pem) {
+        return error_page(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The App could not be stored",
+            &reason,
+        );
+    }
+    tracing::info!(app_id = app.id, slug = %app.slug, "GitHub App created through the setup page");
+    let body = format!(
+        "<p id=\"created\">The GitHub App <a href=\"{url}\">{slug}</a> (id {id}) is created; its \
+         private key and webhook secret are stored in <code>{dir}</code>, readable by autofix's \
+         user only.</p><ol><li><a id=\"install\" href=\"{url}/installations/new\">Install it</a> on \
+         the repositories autofix may work on.</li><li>Restart autofix: it then uses the App.</li>\
+         <li>Label an issue <code>{label}</code>.</li></ol>",
+        url = escape(&app.html_url),
+        slug = escape(&app.slug),
+        id = app.id,
+        dir = escape(
+            &state
+                .setup
+                .data_dir
+                .join(crate::config::data_dir::GITHUB_APP_DIR)
+                .display()
+                .to_string()
+        ),
+        label = escape(&state.setup.trigger_label),
+    );
+    Html(frame("GitHub App created", &body)).into_response()
+}
+
+/// `POST {api}/app-manifests/{code}/conversions`: the App's credentials, once.
+async fn convert(state: &Shared, code: &str) -> Result<(StoredGitHubApp, String), String> {
+    let api = state.setup.github_api_url.trim_end_matches('/');
+    let response = state
+        .http
+        .post(format!("{api}/app-manifests/{code}/conversions"))
+        .header(header::ACCEPT, "application/vnd.github+json")
+        .header("X-GitHub-Api-Version", "2022-11-28")
+        .send()
+        .await
+        .map_err(|err| format!("cannot reach {api}: {err}"))?;
+    let status = response.status();
+    let body: Value = response
+        .json()
+        .await
+        .map_err(|err| format!("GitHub answered {status} with no JSON: {err}"))?;
+    if !status.is_success() {
+        let message = body["message"].as_str().unwrap_or("no message");
+        return Err(format!("GitHub answered {status}: {message}"));
+    }
+    let text = |key: &str| {
+        body[key]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("GitHub's answer has no `{key}`"))
+    };
+    let app = StoredGitHubApp {
+        id: body["id"]
+            .as_u64()
+            .ok_or("GitHub's answer has no App `id`")?,
+        slug: text("slug")?,
+        html_url: text("html_url")?,
+        webhook_secret: text("webhook_secret")?,
+        client_id: text("client_id")?,
+        client_secret: text("client_secret")?,
+    };
+    Ok((app, text("pem")?))
+}
+
+/// 32 hex digits from the kernel's random source: a `state` nobody can guess.
+fn random_hex() -> String {
+    let mut bytes = [0u8; 16];
+    let filled = std::fs::File::open("/dev/urandom")
+        .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut bytes));
+    filled.expect("the kernel's random source is readable");
+    hex::encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_manifest_asks_for_exactly_what_autofix_uses() {
+        let manifest = manifest("https://bot.example.com/");
+        assert_eq!(
+            manifest["hook_attributes"]["url"],
+            "https://bot.example.com/webhooks/github"
+        );
+        assert_eq!(
+            manifest["redirect_url"],
+            "https://bot.example.com/setup/github/callback"
+        );
+        assert_eq!(manifest["default_events"], json!(["issues"]));
+        assert_eq!(
+            manifest["default_permissions"],
+            json!({"issues": "write", "pull_requests": "write", "contents": "write", "metadata": "read"})
+        );
+        assert_eq!(manifest["public"], false);
+    }
+}

@@ -1,0 +1,321 @@
+//! The operator's pages in a real headless Chromium: the setup page of a first start with nothing
+//! configured, GitHub's App manifest flow against the fake GitHub, and the jobs pages of real jobs.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use autofix::server::pages::{self, ForgeLinks, PagesState, SetupFacts, SetupPart};
+use secrecy::SecretString;
+use support::bot::{BotTester, clamp_edit, plan, python_project, script_python_fix, triage};
+use support::browser::{Browser, Page};
+use support::fake_github::FakeGitHub;
+use support::serve::ServeProcess;
+
+const PROJECT: &str = "acme/widgets";
+
+/// Where the screenshots go: `target/tmp/operator-pages/`.
+fn screenshot(page: &Page, name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("operator-pages");
+    std::fs::create_dir_all(&dir).expect("a screenshot folder");
+    let path = dir.join(name);
+    page.screenshot(&path);
+    let bytes = std::fs::read(&path).expect("the screenshot is written");
+    assert!(bytes.starts_with(b"\x89PNG"), "{} is a PNG", path.display());
+    path
+}
+
+fn browser() -> Browser {
+    assert!(
+        Browser::find().is_some(),
+        "these stories need Chromium: `./scripts/test` installs Debian's chromium package"
+    );
+    Browser::start()
+}
+
+fn readiness(page: &Page, part: &str) -> String {
+    page.text(&format!("tr[data-part=\"{part}\"] td:nth-child(2)"))
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path)
+        .unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+#[test]
+fn a_first_start_with_nothing_configured_guides_to_a_github_app_made_in_one_click() {
+    let dir = tempfile::tempdir().unwrap();
+    let github = FakeGitHub::start(axum::Router::new());
+    let data = dir.path().join("data");
+    let vars = [
+        ("AUTOFIX__WORKDIR", data.display().to_string()),
+        ("AUTOFIX__GITHUB__API_URL", github.api_url()),
+        ("AUTOFIX__GITHUB__WEB_URL", github.url()),
+    ];
+    let serve = ServeProcess::start(dir.path(), "first-start", &vars);
+    let browser = browser();
+    let page = browser.new_page();
+
+    page.goto(&format!("{}/", serve.base));
+    assert_eq!(page.text("h1"), "Setup");
+    assert_eq!(readiness(&page, "github"), "missing");
+    assert_eq!(readiness(&page, "gitlab"), "missing");
+    assert_eq!(readiness(&page, "sandbox"), "ready");
+    assert!(
+        page.text("tr[data-part=\"data directory\"]")
+            .contains(&data.display().to_string())
+    );
+    assert!(
+        page.text("#gitlab")
+            .contains(&format!("{}/webhooks/gitlab", serve.base))
+    );
+    screenshot(&page, "setup.png");
+
+    page.click("#github-app button");
+    let manifest = page.text("#manifest");
+    assert!(
+        manifest.contains(&format!("{}/webhooks/github", serve.base)),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains("\"pull_requests\": \"write\""),
+        "{manifest}"
+    );
+    page.click("#create button");
+    page.wait_for("#created");
+
+    assert!(
+        page.url()
+            .starts_with(&format!("{}/setup/github/callback?code=", serve.base)),
+        "{}",
+        page.url()
+    );
+    let created = page.text("#created");
+    assert!(created.contains("The GitHub App autofix-"), "{created}");
+    let install = page.attr("#install", "href").expect("an install link");
+    assert!(install.ends_with("/installations/new"), "{install}");
+    let seen = github.state().manifests.clone();
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].app_id.is_some(), "the code was exchanged");
+    assert_eq!(
+        seen[0].manifest["redirect_url"],
+        format!("{}/setup/github/callback", serve.base)
+    );
+    assert_eq!(github.count("POST", "/app-manifests/"), 1);
+    let stored = data.join("github-app");
+    assert_eq!(mode(&stored), 0o700);
+    assert_eq!(mode(&stored.join("app.json")), 0o600);
+    assert_eq!(mode(&stored.join("private-key.pem")), 0o600);
+    let key = std::fs::read_to_string(stored.join("private-key.pem")).unwrap();
+    assert!(key.starts_with("-----BEGIN"), "the App's key is kept");
+    assert!(
+        !serve.logs().contains("BEGIN"),
+        "the key never reaches the log"
+    );
+
+    // The code works once, and the flow's state too: a replayed callback stores nothing.
+    page.goto(&page.url());
+    assert_eq!(page.text("h1"), "Unknown request");
+
+    // After a restart the bot uses the App it stored.
+    drop(serve);
+    let serve = ServeProcess::start(dir.path(), "restarted", &vars);
+    page.goto(&format!("{}/", serve.base));
+    assert_eq!(readiness(&page, "github"), "ready");
+    let detail = page.text("tr[data-part=\"github\"]");
+    assert!(detail.contains("created by the setup page"), "{detail}");
+    assert_eq!(page.count("#github-app"), 0, "no second App is offered");
+}
+
+#[test]
+fn the_setup_page_is_closed_to_a_proxy_without_the_admin_token_and_open_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = ServeProcess::start(
+        dir.path(),
+        "no-token",
+        &[(
+            "AUTOFIX__WORKDIR",
+            dir.path().join("a").display().to_string(),
+        )],
+    );
+    let guarded = ServeProcess::start(
+        dir.path(),
+        "token",
+        &[
+            (
+                "AUTOFIX__WORKDIR",
+                dir.path().join("b").display().to_string(),
+            ),
+            ("AUTOFIX__SERVER__ADMIN_TOKEN", "let-me-in".to_string()),
+        ],
+    );
+    let browser = browser();
+
+    let proxied = browser.new_page();
+    proxied.set_header("X-Forwarded-For", "203.0.113.9");
+    proxied.goto(&format!("{}/jobs", open.base));
+    assert_eq!(proxied.text("h1"), "Not from here");
+
+    // A browser would ask for the token; Chromium without a person fails the navigation, so
+    // the stranger's request is made by hand.
+    let stranger = raw_get(&guarded.base, "/jobs", "");
+    assert!(stranger.starts_with("HTTP/1.1 401"), "{stranger}");
+    assert!(
+        stranger.contains("www-authenticate: Basic realm=\"autofix\""),
+        "{stranger}"
+    );
+    let wrong = raw_get(&guarded.base, "/", "Authorization: Bearer let-me-out\r\n");
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+    let operator = browser.new_page();
+    operator.set_header("Authorization", "Bearer let-me-in");
+    operator.goto(&format!("{}/", guarded.base));
+    assert_eq!(operator.text("h1"), "Setup");
+    assert_eq!(readiness(&operator, "admin pages"), "ready");
+}
+
+/// One GET over a fresh connection, with `headers` (each ending in CRLF); the whole answer.
+fn raw_get(base: &str, path: &str, headers: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(base.trim_start_matches("http://")).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: x\r\n{headers}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+/// The pages of `t`'s job store, served on a port of their own.
+async fn serve_pages(t: &BotTester) -> String {
+    let setup = SetupFacts {
+        parts: vec![SetupPart {
+            name: "github".into(),
+            readiness: "ready".into(),
+            detail: "a token".into(),
+        }],
+        public_url: String::new(),
+        github_web_url: t.github_fake().url(),
+        github_api_url: t.github_fake().api_url(),
+        github_configured: true,
+        data_dir: t.workdir(),
+        trigger_label: "auto-fix".into(),
+    };
+    let links = ForgeLinks {
+        github_web: "https://github.example".into(),
+        gitlab_web: "https://gitlab.example".into(),
+    };
+    let state = PagesState::new(t.store.clone(), SecretString::from(""), setup, links);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(autofix::server::serve(
+        listener,
+        pages::router(state),
+        std::future::pending(),
+    ));
+    base
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_jobs_pages_list_real_jobs_filter_them_and_show_why_one_failed() {
+    let t = BotTester::github().await;
+    t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    t.run_until_idle().await;
+    let still_wrong = "def clamp(value, low, high):\n    return min(value, high)\n";
+    t.llm.reply_text_for_stage("triage", triage());
+    t.llm.reply_text_for_stage("plan", plan());
+    t.llm.reply_text_for_stage("edit", clamp_edit(still_wrong));
+    for _ in 0..3 {
+        t.llm.reply_text_for_stage(
+            "repair",
+            format!(
+                "calc.py\n```\n<<<<<<< SEARCH\n{still_wrong}=======\n{still_wrong}>>>>>>> REPLACE\n```\n"
+            ),
+        );
+    }
+    t.label_issue(PROJECT, 8, "clamp ignores its lower bound", &alice)
+        .await;
+    t.run_until_idle().await;
+    let jobs = t.jobs().await;
+    let failed = jobs
+        .iter()
+        .find(|job| job.key.issue_number == 8)
+        .unwrap()
+        .id;
+    let succeeded = jobs
+        .iter()
+        .find(|job| job.key.issue_number == 7)
+        .unwrap()
+        .id;
+    let base = serve_pages(&t).await;
+
+    let browser = Arc::new(browser());
+    tokio::task::spawn_blocking(move || {
+        let page = browser.new_page();
+        page.goto(&format!("{base}/jobs"));
+        assert_eq!(page.count("#jobs tr[data-job]"), 2);
+        assert!(page.text("#counts").contains("1 succeeded"));
+        assert!(page.text("#counts").contains("1 failed"));
+        let ok_row = page.text(&format!("tr[data-job=\"{succeeded}\"]"));
+        assert!(ok_row.contains("succeeded"), "{ok_row}");
+        let pull = format!("tr[data-job=\"{succeeded}\"] td:nth-child(7) a");
+        assert_eq!(page.count(&pull), 1, "the pull request is linked: {ok_row}");
+        let failed_row = page.text(&format!("tr[data-job=\"{failed}\"]"));
+        assert!(
+            failed_row.contains("validate"),
+            "the stage that failed: {failed_row}"
+        );
+        assert!(failed_row.contains("VALIDATION_FAILED"), "{failed_row}");
+        assert_eq!(
+            page.attr(
+                &format!("tr[data-job=\"{failed}\"] td:nth-child(3) a"),
+                "href"
+            ),
+            Some(format!("https://github.example/{PROJECT}/issues/8"))
+        );
+        screenshot(&page, "jobs.png");
+
+        page.eval("document.querySelector('select[name=state]').value = 'failed'");
+        page.click("form.filters button");
+        assert!(page.url().contains("state=failed"), "{}", page.url());
+        assert_eq!(page.count("#jobs tr[data-job]"), 1);
+        page.goto(&format!("{base}/jobs?repo=someone/else"));
+        assert_eq!(page.text("#empty"), "No job matches.");
+
+        page.goto(&format!("{base}/jobs"));
+        page.click(&format!("tr[data-job=\"{failed}\"] a"));
+        assert_eq!(page.text("h1"), format!("Job {failed}"));
+        assert!(
+            page.text("[data-field=failure]")
+                .contains("VALIDATION_FAILED")
+        );
+        assert!(page.text("[data-field=state]").starts_with("failed"));
+        assert!(
+            page.text("#history").contains("claimed"),
+            "the stage history"
+        );
+        let tail = page.text("#log pre");
+        assert!(tail.contains("assert"), "the failing output's tail: {tail}");
+        screenshot(&page, "failed-job.png");
+
+        page.goto(&format!("{base}/jobs/{succeeded}"));
+        assert!(page.text("[data-field=change-request]").starts_with('#'));
+        assert!(page.text("[data-field=model-tokens]").contains(" in, "));
+        page.goto(&format!("{base}/jobs/999999"));
+        assert_eq!(page.text("h1"), "No such job");
+        page.goto(&format!("{base}/jobs?state=sleeping"));
+        assert_eq!(page.text("h1"), "No such state");
+    })
+    .await
+    .expect("the browser story passes");
+}
