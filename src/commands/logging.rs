@@ -2,6 +2,7 @@
 //! `RUST_LOG` variable (when set) wins; spans (a job's id, forge, repository, issue) go on each line.
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::LevelFilter;
 
 use crate::config::{LogFormat, LogSection};
 
@@ -10,8 +11,21 @@ use crate::config::{LogFormat, LogSection};
 pub fn filter(section: &LogSection, rust_log: Option<&str>) -> Result<EnvFilter, String> {
     match rust_log.map(str::trim).filter(|value| !value.is_empty()) {
         Some(value) => EnvFilter::try_new(value).map_err(|err| format!("RUST_LOG: {err}")),
-        None => EnvFilter::try_new(section.level.trim())
-            .map_err(|err| format!("log.level `{}`: {err}", section.level)),
+        None => {
+            let level = section.level.trim();
+            // A bare word would be taken as a target and silence everything else: it must be a level.
+            if let Some(word) = level
+                .split(',')
+                .map(str::trim)
+                .find(|part| !part.contains('=') && part.parse::<LevelFilter>().is_err())
+            {
+                return Err(format!(
+                    "log.level `{level}`: `{word}` is no level (error, warn, info, debug, trace, off) \
+                     and a target needs one (`{word}=debug`)"
+                ));
+            }
+            EnvFilter::try_new(level).map_err(|err| format!("log.level `{level}`: {err}"))
+        }
     }
 }
 
@@ -59,6 +73,10 @@ mod tests {
             "warn"
         );
         let bad = filter(&section("loud"), None).unwrap_err();
-        assert!(bad.starts_with("log.level `loud`: "), "{bad}");
+        assert!(
+            bad.starts_with("log.level `loud`: `loud` is no level"),
+            "{bad}"
+        );
+        assert!(filter(&section("info,autofix=debug"), None).is_ok());
     }
 }

@@ -33,9 +33,7 @@ pub fn build_parts(config: &ServiceConfig) -> Result<Parts, String> {
         .map_err(|err| format!("git.author_name / git.author_email: {err}"))?;
     let llm =
         crate::llm::provider(config.provider_config()).map_err(|err| format!("llm: {err}"))?;
-    if config.log.level.trim().is_empty() {
-        return Err("log.level must name a level such as info".into());
-    }
+    super::logging::filter(&config.log, None)?;
     let workdir = PathBuf::from(&config.workdir);
     check_writable(&workdir).map_err(|err| format!("workdir: {err}"))?;
     Ok(Parts {

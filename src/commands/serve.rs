@@ -81,7 +81,10 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         llm,
         workdir,
     } = preflight::build_parts(&config)?;
-    std::fs::create_dir_all(&workdir)
+    // The data directory holds the job store, the worktrees and perhaps a GitHub App's key: its
+    // user's only.
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+        .create(&workdir)
         .map_err(|err| format!("workdir: cannot create {}: {err}", workdir.display()))?;
     let store = Store::open(&config.database_url())
         .await
