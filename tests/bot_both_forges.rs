@@ -4,8 +4,8 @@
 mod support;
 
 use support::bot::{
-    BotTester, ChangeRequestSeen, FAILED_LABEL, FIXED_PY, TRIGGER, clamp_edit, files_containing,
-    plan, python_project, script_python_fix, triage,
+    BotTester, ChangeRequestSeen, FAILED_LABEL, FIXED_PY, TRIGGER, files_containing,
+    python_project, script_python_fix, script_python_fix_that_stays_wrong,
 };
 
 const PROJECT: &str = "acme/widgets";
@@ -194,16 +194,7 @@ async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch(t: BotTeste
         ],
     );
     let alice = t.maintainer(PROJECT, "alice");
-    let still_wrong = "def clamp(value, low, high):\n    return min(value, high)\n";
-    t.llm.reply_text_for_stage("triage", triage());
-    t.llm.reply_text_for_stage("plan", plan());
-    t.llm.reply_text_for_stage("edit", clamp_edit(still_wrong));
-    t.llm.reply_text_for_stage(
-        "repair",
-        format!(
-            "calc.py\n```\n<<<<<<< SEARCH\n{still_wrong}=======\n{still_wrong}>>>>>>> REPLACE\n```\n"
-        ),
-    );
+    script_python_fix_that_stays_wrong(&t.llm, 1);
 
     t.label_issue(PROJECT, 8, "clamp ignores its lower bound", &alice)
         .await;

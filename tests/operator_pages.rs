@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use autofix::server::pages::{self, ForgeLinks, PagesState, SetupFacts, SetupPart};
 use secrecy::SecretString;
-use support::bot::{BotTester, clamp_edit, plan, python_project, script_python_fix, triage};
+use support::bot::{
+    BotTester, python_project, script_python_fix, script_python_fix_that_stays_wrong,
+};
 use support::browser::{Browser, Page};
 use support::fake_github::FakeGitHub;
 use support::serve::ServeProcess;
@@ -231,18 +233,7 @@ async fn the_jobs_pages_list_real_jobs_filter_them_and_show_why_one_failed() {
     t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
     t.run_until_idle().await;
-    let still_wrong = "def clamp(value, low, high):\n    return min(value, high)\n";
-    t.llm.reply_text_for_stage("triage", triage());
-    t.llm.reply_text_for_stage("plan", plan());
-    t.llm.reply_text_for_stage("edit", clamp_edit(still_wrong));
-    for _ in 0..3 {
-        t.llm.reply_text_for_stage(
-            "repair",
-            format!(
-                "calc.py\n```\n<<<<<<< SEARCH\n{still_wrong}=======\n{still_wrong}>>>>>>> REPLACE\n```\n"
-            ),
-        );
-    }
+    script_python_fix_that_stays_wrong(&t.llm, 3);
     t.label_issue(PROJECT, 8, "clamp ignores its lower bound", &alice)
         .await;
     t.run_until_idle().await;

@@ -31,18 +31,9 @@ pub fn list_line(job: &JobRecord) -> String {
         &issue_ref(job),
         job.stage.as_deref().unwrap_or("-"),
         &job.attempts.to_string(),
-        &failure(job),
+        job.failure_label().as_deref().unwrap_or("-"),
         &timestamp(job.updated_at),
     )
-}
-
-/// The failure code, and whether its report is still owed to the issue.
-fn failure(job: &JobRecord) -> String {
-    match (&job.failure_code, job.report_due) {
-        (None, _) => "-".into(),
-        (Some(code), None) => code.clone(),
-        (Some(code), Some(_)) => format!("{code} (report owed)"),
-    }
 }
 
 /// `job`'s record, its checkpoint and its events, oldest first; `JobNotFound` for an unknown id.

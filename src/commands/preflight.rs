@@ -120,7 +120,6 @@ fn check_writable(dir: &Path) -> Result<(), String> {
         .prefix(".autofix-write-check")
         .tempfile_in(existing);
     match probe {
-        Ok(_) if existing == dir => Ok(()),
         Ok(_) => Ok(()),
         Err(err) if existing == dir => Err(format!("cannot write in {}: {err}", dir.display())),
         Err(err) => Err(format!(
@@ -226,10 +225,7 @@ pub fn setup_report(config: &ServiceConfig, sandbox: &Result<String, String>) ->
 
 fn database_part(config: &ServiceConfig) -> Part {
     let url = config.database_url();
-    let shown = match crate::config::url_password(&url) {
-        Some(password) => url.replacen(password, "(set)", 1),
-        None => url.clone(),
-    };
+    let shown = crate::config::without_password(&url);
     let kind = if url.starts_with("postgres") {
         "PostgreSQL: replicas may share it"
     } else {

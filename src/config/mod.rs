@@ -362,9 +362,14 @@ fn mask(value: &str) -> &'static str {
 }
 
 fn password_masked<S: serde::Serializer>(url: &str, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_str(&without_password(url))
+}
+
+/// `url` with its password, if any, shown as `(set)`.
+pub fn without_password(url: &str) -> String {
     match url_password(url) {
-        Some(password) => out.serialize_str(&url.replacen(password, "(set)", 1)),
-        None => out.serialize_str(url),
+        Some(password) => url.replacen(password, "(set)", 1),
+        None => url.to_owned(),
     }
 }
 

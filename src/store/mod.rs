@@ -207,6 +207,17 @@ pub struct JobRecord {
     pub report_due: Option<DateTime<Utc>>,
 }
 
+impl JobRecord {
+    /// The failure code, and whether its report is still owed to the issue; `None` for no failure.
+    pub fn failure_label(&self) -> Option<String> {
+        let code = self.failure_code.as_ref()?;
+        Some(match self.report_due {
+            None => code.clone(),
+            Some(_) => format!("{code} (report owed)"),
+        })
+    }
+}
+
 /// Which jobs a page lists: newest first, optionally in one state, of one repository, or older
 /// than a job id (the next page).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -76,6 +76,23 @@ pub fn script_python_fix(llm: &ScriptedLlm) {
     llm.reply_text_for_stage("audit", accepted());
 }
 
+/// The stage answers of a fix that never passes pytest: the edit and each of `repairs` repairs
+/// leave `clamp` ignoring its lower bound.
+pub fn script_python_fix_that_stays_wrong(llm: &ScriptedLlm, repairs: usize) {
+    let still_wrong = "def clamp(value, low, high):\n    return min(value, high)\n";
+    llm.reply_text_for_stage("triage", triage());
+    llm.reply_text_for_stage("plan", plan());
+    llm.reply_text_for_stage("edit", clamp_edit(still_wrong));
+    for _ in 0..repairs {
+        llm.reply_text_for_stage(
+            "repair",
+            format!(
+                "calc.py\n```\n<<<<<<< SEARCH\n{still_wrong}=======\n{still_wrong}>>>>>>> REPLACE\n```\n"
+            ),
+        );
+    }
+}
+
 pub fn triage() -> String {
     json!({"actionable": true, "classification": "fix", "risk": "LOW",
            "affected_files": ["calc.py"], "reason": "clamp ignores its bounds"})

@@ -132,11 +132,9 @@ fn row(body: &mut String, state: &Shared, job: &JobRecord, facts: &JobFacts) {
         Some((number, url)) => format!("<a href=\"{}\">#{number}</a>", escape(url)),
         None => "–".into(),
     };
-    let failure = match (&job.failure_code, job.report_due) {
-        (Some(code), None) => escape(code),
-        (Some(code), Some(_)) => format!("{} (report owed)", escape(code)),
-        (None, _) => "–".into(),
-    };
+    let failure = job
+        .failure_label()
+        .map_or_else(|| "–".into(), |label| escape(&label));
     let took = match job.state {
         JobState::Succeeded | JobState::Failed => duration(job.created_at, job.updated_at),
         _ => "–".into(),
