@@ -135,6 +135,7 @@ fn main() {
             cache_dir: None,
             output_caps: Default::default(),
             baseline_cache: None,
+            stages: autofix::telemetry::Stages::none(),
         };
         let started = Instant::now();
         let summary = runtime.block_on(fix(&options, &llm)).unwrap();

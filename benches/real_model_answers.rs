@@ -183,6 +183,7 @@ async fn run_mode(llm: &dyn LlmProvider, issues: &[Issue]) -> Tally {
                 ..OutputCaps::default()
             },
             baseline_cache: None,
+            stages: autofix::telemetry::Stages::none(),
         };
         let summary = fix(&options, llm)
             .await

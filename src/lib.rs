@@ -14,5 +14,6 @@ pub mod pipeline;
 pub mod redact;
 pub mod server;
 pub mod store;
+pub mod telemetry;
 pub mod work_order;
 pub mod worker;

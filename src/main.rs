@@ -15,6 +15,7 @@ use autofix::failure::FailureCode;
 use autofix::git::Identity;
 use autofix::pipeline::fix::{FixOptions, IssueInput};
 use autofix::redact::Redactor;
+use autofix::telemetry::{Stages, StderrStages};
 use autofix::work_order::RunOptions;
 use clap::{Parser, Subcommand};
 
@@ -201,6 +202,7 @@ fn main() -> ExitCode {
                 default_validate_timeout: Duration::ZERO,
                 redactor: Redactor::new(),
                 sandbox: autofix::exec::Sandbox::unconfined(),
+                stages: printed_stages("autofix run"),
             };
             run_command(options, config)
         }
@@ -245,6 +247,7 @@ fn fix_command(
         cache_dir: None,
         output_caps: autofix::pipeline::json_stage::OutputCaps::from_config(&config.llm),
         baseline_cache: None,
+        stages: printed_stages("autofix fix"),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -288,6 +291,11 @@ fn fix_command(
     }
 }
 
+/// One line on standard error as each stage starts and ends.
+fn printed_stages(command: &str) -> Stages {
+    Stages::none().with(std::sync::Arc::new(StderrStages::new(command)))
+}
+
 fn serve_command(config_file: Option<PathBuf>) -> ExitCode {
     let rust_log = std::env::var("RUST_LOG").ok();
     let config = match load_service_config(config_file.as_ref()) {
@@ -305,7 +313,10 @@ fn serve_command(config_file: Option<PathBuf>) -> ExitCode {
         .enable_all()
         .build()
         .expect("a tokio runtime starts");
-    match runtime.block_on(autofix::commands::serve::serve(config)) {
+    let served = runtime.block_on(autofix::commands::serve::serve(config));
+    // A job thread still running (its job already back in the queue) must not hold the exit.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("autofix serve: {message}");

@@ -243,6 +243,41 @@ fn a_failing_validation_is_repaired_until_the_tests_pass() {
         "the failing assertion reaches the model"
     );
     assert!(repo.read("calc.py").contains("max(low, min(value, high))"));
+    assert_eq!(
+        support::stage_lines(&fix.output.stderr, "autofix fix"),
+        [
+            "preflight started",
+            "preflight done",
+            "triage started",
+            "triage done",
+            "plan started",
+            "plan done",
+            "branch started",
+            "branch done",
+            "setup started",
+            "setup done",
+            "base started",
+            "base done",
+            "edit started",
+            "edit done",
+            "validate started",
+            "validate failed",
+            "repair started",
+            "repair done",
+            "validate started",
+            "validate done",
+            "audit started",
+            "audit done",
+            "commit started",
+            "commit done",
+        ],
+        "one line as each stage starts and one as it ends, on standard error"
+    );
+    let stderr = String::from_utf8_lossy(&fix.output.stderr);
+    assert!(
+        stderr.contains("autofix fix: validate FAILED in ") && stderr.contains("is worse"),
+        "a failed stage says why: {stderr}"
+    );
 }
 
 #[test]

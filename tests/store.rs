@@ -238,6 +238,45 @@ async fn an_expired_lease_is_reclaimed(t: Harness) {
         "resumes after the last stage"
     );
     assert_eq!(reclaimed.lease_until, after(120));
+    assert_eq!(first.taken_over_from, None, "a queued job is no takeover");
+    assert_eq!(
+        reclaimed.taken_over_from.as_deref(),
+        Some("worker-a"),
+        "the takeover names the worker whose lease ran out"
+    );
+}
+
+async fn a_released_job_is_runnable_at_once_without_counting_the_attempt(t: Harness) {
+    let job = enqueue(&t.store, "d-1", 7).await;
+    let other = enqueue(&t.store, "d-2", 8).await;
+    t.store.claim("worker-a", LEASE, after(0)).await.unwrap();
+    t.store.claim("worker-b", LEASE, after(0)).await.unwrap();
+
+    let by_a_stranger = t.store.release(job, "worker-b", "stopping", after(1)).await;
+    let by_its_holder = t.store.release(job, "worker-a", "stopping", after(2)).await;
+    let taken = t.store.claim("worker-c", LEASE, after(3)).await.unwrap();
+    let everything_b_holds = t
+        .store
+        .release_all("worker-b", "stopped before the stage ended", after(4))
+        .await
+        .unwrap();
+
+    assert!(!by_a_stranger.unwrap(), "only the holder releases a job");
+    assert!(by_its_holder.unwrap());
+    let taken = taken.expect("released long before its lease ends, and claimed at once");
+    assert_eq!(taken.id, job);
+    assert_eq!(taken.attempts, 1, "the released run is not counted");
+    assert_eq!(taken.taken_over_from, None, "a release is no takeover");
+    assert_eq!(everything_b_holds, [other]);
+    let detail = t.store.job_show(other).await.unwrap();
+    assert_eq!(detail.job.state.as_str(), "queued");
+    assert_eq!(detail.job.lease_owner, None);
+    assert!(
+        detail.events.iter().any(|event| event.stage == "released"
+            && event.message == "released by worker-b: stopped before the stage ended"),
+        "{:?}",
+        detail.events
+    );
 }
 
 async fn a_renew_after_losing_the_lease_fails(t: Harness) {
@@ -777,6 +816,7 @@ stories!(
     two_deliveries_for_the_same_issue_arriving_at_once_make_one_job,
     two_workers_claiming_concurrently_never_get_the_same_job,
     an_expired_lease_is_reclaimed,
+    a_released_job_is_runnable_at_once_without_counting_the_attempt,
     a_renew_after_losing_the_lease_fails,
     retry_backoff_grows,
     stages_and_events_are_recorded_and_read_back,

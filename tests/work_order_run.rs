@@ -188,6 +188,36 @@ fn a_python_project_passes_after_a_failed_attempt_is_rolled_back_and_explained()
     );
     assert_eq!(llm.requests()[1].header("x-autofix-stage"), Some("repair"));
     assert_eq!(repo.read("calc.py"), fix);
+    assert_eq!(
+        support::stage_lines(&run.output.stderr, "autofix run"),
+        [
+            "preflight started",
+            "preflight done",
+            "edit started",
+            "edit done",
+            "write started",
+            "write done",
+            "verify started",
+            "verify done",
+            "acceptance started",
+            "acceptance failed",
+            "repair started",
+            "repair done",
+            "write started",
+            "write done",
+            "verify started",
+            "verify done",
+            "acceptance started",
+            "acceptance done",
+        ],
+        "one line as each stage starts and one as it ends, on standard error"
+    );
+    let stderr = String::from_utf8_lossy(&run.output.stderr);
+    assert!(
+        stderr.contains("autofix run: acceptance FAILED in ")
+            && stderr.contains("VALIDATION_FAILED `python3 -m pytest"),
+        "a failed stage names its code and command: {stderr}"
+    );
 }
 
 #[test]

@@ -9,10 +9,12 @@ use tokio::sync::{Notify, watch};
 
 use super::preflight::{self, Parts};
 use crate::config::ServiceConfig;
+use crate::llm::metered::Metered;
 use crate::redact::Redactor;
 use crate::server::pages::{self, ForgeLinks, PagesState, SetupFacts, SetupPart};
-use crate::server::{self, ServerState};
+use crate::server::{self, Metrics, ServerState};
 use crate::store::Store;
+use crate::telemetry::Telemetry;
 use crate::worker::{self, WorkerContext};
 
 /// Every secret the configuration holds, to be hidden from whatever the bot writes.
@@ -71,6 +73,30 @@ pub fn pages_state(
     PagesState::new(store, config.server.admin_token.clone(), setup, links)
 }
 
+/// Stops the workers: nothing more is claimed, running jobs stop at their next stage boundary
+/// and go back to the queue; those still running after `limit` are put back in the queue anyway
+/// (their threads end with the process), so another replica takes them at once.
+async fn drain(
+    context: &WorkerContext,
+    pool: tokio::task::JoinHandle<()>,
+    stop_workers: watch::Sender<bool>,
+    limit: Duration,
+) {
+    tracing::info!(
+        limit_secs = limit.as_secs(),
+        "autofix serve: draining the workers"
+    );
+    let _ = stop_workers.send(true);
+    if tokio::time::timeout(limit, pool).await.is_ok() {
+        return;
+    }
+    let released = worker::release_held(context).await;
+    tracing::warn!(
+        ?released,
+        "jobs still running after bot.drain_secs; put back in the queue for another worker"
+    );
+}
+
 /// Builds everything, serves webhooks and runs jobs until SIGTERM or ctrl-c.
 pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     let Parts {
@@ -101,6 +127,14 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         .local_addr()
         .map_err(|err| format!("server.listen: {err}"))?;
     let wake = Arc::new(Notify::new());
+    // One registry for the ingress, the workers and the LLM client, shown at `/metrics`.
+    let telemetry = Arc::new(Telemetry::new());
+    let llm = Metered::new(
+        Arc::from(llm),
+        &config.llm.provider.to_string(),
+        &config.llm.model,
+        telemetry.clone(),
+    );
     let state = ServerState {
         store: store.clone(),
         github_secrets: config.github.all_webhook_secrets(),
@@ -108,7 +142,7 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         trigger_label: config.bot.trigger_label.clone(),
         body_limit: config.server.body_limit_bytes,
         read_timeout: Duration::from_secs(config.server.read_timeout_secs),
-        metrics: Default::default(),
+        metrics: Arc::new(Metrics::with_telemetry(telemetry.clone())),
         job_queued: wake.clone(),
     };
     let sandbox = super::harden::check_sandbox(&config.sandbox());
@@ -127,30 +161,31 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
             "llm.api_key is empty: fine for local model servers, not for hosted vendors"
         );
     }
-    let context = Arc::new(WorkerContext::new(
-        store.clone(),
-        github,
-        gitlab,
-        Arc::from(llm),
-        workdir,
-        identity,
-        settings,
-        known_secrets(&config),
-    ));
+    let context = Arc::new(
+        WorkerContext::new(
+            store.clone(),
+            github,
+            gitlab,
+            Arc::new(llm),
+            workdir,
+            identity,
+            settings,
+            known_secrets(&config),
+        )
+        .with_telemetry(telemetry),
+    );
     let (stop_workers, stop) = watch::channel(false);
-    let pool = tokio::spawn(worker::run_pool(context, wake, stop));
+    let pool = tokio::spawn(worker::run_pool(context.clone(), wake, stop));
     tracing::info!(%address, "autofix serve: listening for webhooks");
     let routes = server::router(state).merge(pages::router(pages));
     let served = server::serve(listener, routes, server::shutdown_signal()).await;
-    let _ = stop_workers.send(true);
-    if tokio::time::timeout(Duration::from_secs(30), pool)
-        .await
-        .is_err()
-    {
-        tracing::warn!(
-            "jobs still running after 30 s; their leases let another start take them over"
-        );
-    }
+    drain(
+        &context,
+        pool,
+        stop_workers,
+        Duration::from_secs(config.bot.drain_secs),
+    )
+    .await;
     store.close().await;
     tracing::info!("autofix serve: stopped");
     served.map_err(|err| format!("serving on {address}: {err}"))

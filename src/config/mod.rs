@@ -123,6 +123,7 @@ pub struct BotSection {
     pub lease_secs: u64,
     pub poll_interval_ms: u64,
     pub max_attempts: u32,
+    pub drain_secs: u64,
 }
 
 #[derive(Debug, Deserialize, Serialize)]

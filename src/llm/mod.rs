@@ -4,6 +4,7 @@
 mod anthropic;
 mod gemini;
 mod http;
+pub mod metered;
 mod openai;
 mod retry;
 

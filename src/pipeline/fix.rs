@@ -33,6 +33,7 @@ use crate::git::{
 };
 use crate::llm::{LlmProvider, LlmRequest, LlmResponse, ResponseSchema};
 use crate::redact::Redactor;
+use crate::telemetry::{StageClock, Stages};
 
 /// Most bytes of a failing command's output quoted back to the model.
 const FEEDBACK_TAIL_BYTES: usize = 6 * 1024;
@@ -69,6 +70,8 @@ pub struct FixOptions {
     /// Where the checks' results on a base commit are cached; by default
     /// `<git dir>/autofix/baselines`.
     pub baseline_cache: Option<PathBuf>,
+    /// Told as each stage starts and ends (a terminal, the metrics).
+    pub stages: Stages,
 }
 
 /// How the run ended, as written to `RESULT.json`.
@@ -161,7 +164,8 @@ pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSumma
         networked_commands: Vec::new(),
         artifacts: artifacts.clone(),
     };
-    let outcome = match preflight(options, workspace, &log) {
+    let clock = options.stages.start("preflight");
+    let outcome = match finish_stage(clock, preflight(options, workspace, &log)) {
         Err(failed) => Err(failed),
         Ok(ready) => {
             let mut job = Job {
@@ -347,12 +351,16 @@ impl Job<'_> {
                 format!("cannot list the files: {err}"),
             )
         })?;
-        let triage = self.triage(&repo_files).await?;
-        let plan = self.plan(&triage, &repo_files).await?;
-        let (branch, outcome) = self.branch(&triage).await?;
+        let clock = self.start("triage");
+        let triage = finish_stage(clock, self.triage(&repo_files).await)?;
+        let clock = self.start("plan");
+        let plan = finish_stage(clock, self.plan(&triage, &repo_files).await)?;
+        let clock = self.start("branch");
+        let (branch, outcome) = finish_stage(clock, self.branch(&triage).await)?;
         let work_base = outcome.head().clone();
-        let result = match self.setup() {
-            Ok(()) => match self.check_base() {
+        let clock = self.start("setup");
+        let result = match finish_stage(clock, self.setup()) {
+            Ok(()) => match finish_stage(self.start("base"), self.check_base()) {
                 Ok(()) => {
                     self.edit_until_accepted(&plan, &repo_files, &work_base)
                         .await
@@ -362,7 +370,10 @@ impl Job<'_> {
             Err(failed) => Err(failed),
         };
         match result {
-            Ok(()) => self.commit(&triage, &plan, &branch, &work_base),
+            Ok(()) => {
+                let clock = self.start("commit");
+                finish_stage(clock, self.commit(&triage, &plan, &branch, &work_base))
+            }
             Err(failed) => {
                 self.put_back(&branch, &outcome, &work_base);
                 Err(failed)
@@ -489,6 +500,10 @@ impl Job<'_> {
         Ok((branch, outcome))
     }
 
+    fn start(&self, stage: &str) -> StageClock {
+        self.options.stages.start(stage)
+    }
+
     fn job_id(&self) -> String {
         self.options
             .job_id
@@ -513,13 +528,27 @@ impl Job<'_> {
         let mut feedback: Option<Feedback> = None;
         loop {
             let stage = if feedback.is_none() { "edit" } else { "repair" };
-            let failure = match self
-                .edit(stage, plan, repo_files, feedback.as_ref())
-                .await?
-            {
+            let clock = self.start(stage);
+            let edited = self.edit(stage, plan, repo_files, feedback.as_ref()).await;
+            match &edited {
+                Ok(Ok(())) => clock.ok(),
+                Ok(Err((refused, _))) | Err(refused) => clock.failed(&refused.reason),
+            }
+            let failure = match edited? {
                 Err((failed, refusal)) => (failed, refusal),
                 Ok(()) => {
-                    let (judgement, failing_tail) = self.validate()?;
+                    let clock = self.start("validate");
+                    let validated = self.validate();
+                    match &validated {
+                        Ok((judgement, _)) => match judgement.first_worse() {
+                            Some(worse) => {
+                                clock.failed(&format!("`{}` is worse", worse.command.join(" ")))
+                            }
+                            None => clock.ok(),
+                        },
+                        Err(failed) => clock.failed(&failed.reason),
+                    }
+                    let (judgement, failing_tail) = validated?;
                     if let Some(worse) = judgement.first_worse() {
                         let code = if worse.change.last().timed_out {
                             FailureCode::Timeout
@@ -546,7 +575,9 @@ impl Job<'_> {
                             return Ok(());
                         }
                         reviews_left -= 1;
-                        let review = self.audit(plan, work_base, &judgement).await?;
+                        let clock = self.start("audit");
+                        let review =
+                            finish_stage(clock, self.audit(plan, work_base, &judgement).await)?;
                         if review.accepts(&judgement) {
                             return Ok(());
                         }
@@ -1312,6 +1343,13 @@ fn listed<'a>(names: impl IntoIterator<Item = &'a String>) -> String {
     } else {
         names.join(", ")
     }
+}
+
+/// Stops `clock` as `result` says: a failure with its code and reason.
+fn finish_stage<T>(clock: StageClock, result: Result<T, Failed>) -> Result<T, Failed> {
+    clock.finish(result, |failed| {
+        format!("{} {}", failed.code, failed.reason)
+    })
 }
 
 fn io_failure(stage: &'static str) -> impl Fn(String) -> Failed {

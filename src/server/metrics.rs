@@ -1,10 +1,13 @@
-//! The ingress counters behind `GET /metrics`: deliveries by forge and outcome, jobs enqueued,
-//! kept in atomics and written out in the Prometheus text exposition format.
+//! `GET /metrics`: the ingress counters (deliveries by forge and outcome, jobs enqueued) kept
+//! in atomics, the process's telemetry, and the job store's counts by state, in Prometheus text.
 
 use std::fmt::Write;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::forge::ForgeKind;
+use crate::store::JobState;
+use crate::telemetry::Telemetry;
 
 /// What became of one delivery, as counted in `autofix_webhook_deliveries_total{outcome}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,9 +56,19 @@ pub struct Metrics {
     github: ForgeCounters,
     gitlab: ForgeCounters,
     jobs_enqueued: AtomicU64,
+    /// What the workers and the LLM client of this process measured.
+    telemetry: Arc<Telemetry>,
 }
 
 impl Metrics {
+    /// Ingress counters written out together with `telemetry`.
+    pub fn with_telemetry(telemetry: Arc<Telemetry>) -> Metrics {
+        Metrics {
+            telemetry,
+            ..Metrics::default()
+        }
+    }
+
     pub fn received(&self, forge: ForgeKind) {
         self.forge(forge).received.fetch_add(1, Ordering::Relaxed);
     }
@@ -115,6 +128,37 @@ impl Metrics {
             "autofix_jobs_enqueued_total {}",
             self.jobs_enqueued.load(Ordering::Relaxed)
         );
+        self.telemetry.render(&mut text);
         text
     }
+}
+
+/// The job store's jobs by state and the queue depth (jobs waiting for a worker), as gauges;
+/// every replica reads the same store, so every replica reports the same values.
+pub fn render_job_counts(text: &mut String, counts: &[(JobState, u64)]) {
+    let count = |state: JobState| {
+        counts
+            .iter()
+            .filter(|(counted, _)| *counted == state)
+            .map(|(_, n)| n)
+            .sum::<u64>()
+    };
+    text.push_str("# HELP autofix_jobs Jobs in the job store, by state.\n");
+    text.push_str("# TYPE autofix_jobs gauge\n");
+    for state in [
+        JobState::Queued,
+        JobState::Running,
+        JobState::Succeeded,
+        JobState::Failed,
+    ] {
+        let _ = writeln!(
+            text,
+            "autofix_jobs{{state=\"{}\"}} {}",
+            state.as_str(),
+            count(state)
+        );
+    }
+    text.push_str("# HELP autofix_queue_depth Jobs queued and waiting for a worker.\n");
+    text.push_str("# TYPE autofix_queue_depth gauge\n");
+    let _ = writeln!(text, "autofix_queue_depth {}", count(JobState::Queued));
 }

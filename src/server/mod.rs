@@ -112,11 +112,13 @@ async fn readyz(State(state): State<Shared>) -> Response {
 }
 
 async fn metrics_text(State(state): State<Shared>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics.render(),
-    )
-        .into_response()
+    let mut text = state.metrics.render();
+    match state.store.job_counts().await {
+        Ok(counts) => metrics::render_job_counts(&mut text, &counts),
+        // The counters are still worth a scrape; the missing gauges say the store is down.
+        Err(error) => tracing::warn!(%error, "metrics: the job store does not answer"),
+    }
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }
 
 async fn github_webhook(State(state): State<Shared>, mut request: Request) -> Response {

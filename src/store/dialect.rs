@@ -239,28 +239,41 @@ macro_rules! dialect {
                 now: DateTime<Utc>,
             ) -> Result<Option<ClaimedJob>, StoreError> {
                 let mut tx = begin_write(pool).await?;
-                let row: Option<ClaimRow> = sqlx::query_as(concat!(
-                    "UPDATE jobs SET state = 'running', lease_owner = $1, lease_until = $2, \
-                     attempts = attempts + CASE WHEN state = 'failed' THEN 0 ELSE 1 END, updated_at = $3 \
-                     WHERE id = (SELECT id FROM jobs \
-                     WHERE (state = 'queued' AND run_after <= $3) OR (state = 'running' AND lease_until <= $3) \
-                     OR (state = 'failed' AND report_due <= $3) \
+                // The runnable job first, locked, with what held it (a lease that ran out is a takeover).
+                let candidate: Option<(i64, String, Option<String>)> = sqlx::query_as(concat!(
+                    "SELECT id, state, lease_owner FROM jobs \
+                     WHERE (state = 'queued' AND run_after <= $1) OR (state = 'running' AND lease_until <= $1) \
+                     OR (state = 'failed' AND report_due <= $1) \
                      ORDER BY run_after, id LIMIT 1",
-                    $claim_lock,
-                    ") RETURNING id, forge, repo, issue_number, stage, attempts, checkpoint"
+                    $claim_lock
                 ))
-                .bind(owner)
-                .bind(to_millis(until))
                 .bind(to_millis(now))
                 .fetch_optional(&mut *tx)
                 .await
-                .map_err(db("could not claim a job"))?;
-                let Some(row) = row else {
+                .map_err(db("could not find a job to claim"))?;
+                let Some((id, previous_state, previous_owner)) = candidate else {
                     tx.rollback().await.map_err(db("could not roll back"))?;
                     return Ok(None);
                 };
+                let row: ClaimRow = sqlx::query_as(
+                    "UPDATE jobs SET state = 'running', lease_owner = $1, lease_until = $2, \
+                     attempts = attempts + CASE WHEN state = 'failed' THEN 0 ELSE 1 END, updated_at = $3 \
+                     WHERE id = $4 RETURNING id, forge, repo, issue_number, stage, attempts, checkpoint",
+                )
+                .bind(owner)
+                .bind(to_millis(until))
+                .bind(to_millis(now))
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(db("could not claim a job"))?;
+                let taken_over_from = (previous_state == "running").then(|| previous_owner.unwrap_or_default());
                 let attempts = attempts(row.attempts)?;
-                append_event(&mut tx, row.id, "claimed", &format!("attempt {attempts} by {owner}"), now).await?;
+                let note = match &taken_over_from {
+                    Some(previous) => format!("attempt {attempts} by {owner}, taken over from {previous} (its lease ran out)"),
+                    None => format!("attempt {attempts} by {owner}"),
+                };
+                append_event(&mut tx, row.id, "claimed", &note, now).await?;
                 commit(tx).await?;
                 Ok(Some(ClaimedJob {
                     id: row.id,
@@ -273,6 +286,7 @@ macro_rules! dialect {
                     attempts,
                     lease_until: until,
                     checkpoint: row.checkpoint,
+                    taken_over_from,
                 }))
             }
 
@@ -461,6 +475,34 @@ macro_rules! dialect {
                 append_event(&mut tx, job, "retry", &message, now).await?;
                 commit(tx).await?;
                 Ok(run_after)
+            }
+
+            /// Puts the jobs `owner` holds (only `job`, when given) back in the queue at once, their
+            /// attempt not counted: the worker stopped them on purpose.
+            pub(in crate::store) async fn release(
+                pool: &Pool<Db>,
+                owner: &str,
+                job: Option<i64>,
+                why: &str,
+                now: DateTime<Utc>,
+            ) -> Result<Vec<i64>, StoreError> {
+                let mut tx = begin_write(pool).await?;
+                let released: Vec<(i64,)> = sqlx::query_as(
+                    "UPDATE jobs SET state = 'queued', run_after = $2, lease_owner = NULL, lease_until = NULL, \
+                     attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, updated_at = $2 \
+                     WHERE state = 'running' AND lease_owner = $1 AND ($3 IS NULL OR id = $3) RETURNING id",
+                )
+                .bind(owner)
+                .bind(to_millis(now))
+                .bind(job)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(db("could not release the jobs"))?;
+                for (id,) in &released {
+                    append_event(&mut tx, *id, "released", &format!("released by {owner}: {why}"), now).await?;
+                }
+                commit(tx).await?;
+                Ok(released.into_iter().map(|(id,)| id).collect())
             }
 
             pub(in crate::store) async fn jobs_list(pool: &Pool<Db>, limit: u32) -> Result<Vec<JobRecord>, StoreError> {

@@ -179,6 +179,9 @@ pub struct ClaimedJob {
     pub lease_until: DateTime<Utc>,
     /// What the last attempt saved with [`Store::save_checkpoint`], so this one skips work already done.
     pub checkpoint: Option<String>,
+    /// The worker whose lease had run out when this claim took the job over (it crashed, or
+    /// stalled past its lease); `None` for a job that was waiting in the queue.
+    pub taken_over_from: Option<String>,
 }
 
 /// How a job ended.
@@ -413,6 +416,45 @@ impl Store {
             Store::Postgres(pool) => dialect::postgres::renew(pool, job, owner, until, now).await?,
         }
         Ok(until)
+    }
+
+    /// Puts `job` back in the queue, runnable at once, if `owner` still holds it; its attempt is
+    /// not counted (a draining worker stopped it between two stages). Whether it was released.
+    pub async fn release(
+        &self,
+        job: i64,
+        owner: &str,
+        why: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let released = self.release_where(owner, Some(job), why, now).await?;
+        Ok(!released.is_empty())
+    }
+
+    /// Puts every job `owner` still holds back in the queue, as [`Store::release`] does: what
+    /// a stopping server does with the jobs that did not reach a stage's end in time.
+    pub async fn release_all(
+        &self,
+        owner: &str,
+        why: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<i64>, StoreError> {
+        self.release_where(owner, None, why, now).await
+    }
+
+    async fn release_where(
+        &self,
+        owner: &str,
+        job: Option<i64>,
+        why: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<i64>, StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::release(pool, owner, job, why, now).await
+            }
+            Store::Postgres(pool) => dialect::postgres::release(pool, owner, job, why, now).await,
+        }
     }
 
     /// Marks `stage` completed on `job` and appends `message` to its history.

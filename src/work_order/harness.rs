@@ -22,6 +22,7 @@ use crate::git::{CommitSha, Workspace};
 use crate::llm::{LlmProvider, LlmRequest};
 use crate::pipeline::checkout::Checkout;
 use crate::redact::Redactor;
+use crate::telemetry::{StageClock, Stages};
 
 /// Size limits of one proposal (work-order-harness.md §4.2).
 pub const MAX_WRITE_BYTES: usize = 200 * 1024;
@@ -47,6 +48,8 @@ pub struct RunOptions {
     pub redactor: Redactor,
     /// The sandbox the acceptance and verification commands run in.
     pub sandbox: crate::exec::Sandbox,
+    /// Told as each stage starts and ends.
+    pub stages: Stages,
 }
 
 /// The finished run: its summary and where it was written.
@@ -82,7 +85,13 @@ pub async fn run(options: &RunOptions, llm: &dyn LlmProvider) -> Result<RunOutco
         output_tokens: 0,
         repo_tree_hash_after: None,
     };
-    match preflight(options, raw, workspace) {
+    let clock = options.stages.start("preflight");
+    let checked = preflight(options, raw, workspace);
+    match &checked {
+        Ok(_) => clock.ok(),
+        Err((code, reason)) => clock.failed(&format!("{code} {reason}")),
+    }
+    match checked {
         Err((code, reason)) => {
             summary.failure_code = Some(code);
             summary.failure_stage = Some(FailureStage::Preflight);
@@ -261,6 +270,30 @@ impl Runner<'_> {
         dir: &AttemptDir,
         record: &mut AttemptRecord,
     ) -> Result<Option<FailureBrief>, String> {
+        let clock = self.start(if index == 1 { "edit" } else { "repair" });
+        let set = match timed(clock, self.propose(index, brief, dir, record).await)? {
+            Ok(set) => set,
+            Err(failure) => return Ok(Some(failure)),
+        };
+        let clock = self.start("write");
+        if let Some(failure) = timed(clock, self.write(&set, dir, record))? {
+            return Ok(Some(failure));
+        }
+        self.verify_and_accept(dir, record)
+    }
+
+    fn start(&self, stage: &str) -> StageClock {
+        self.options.stages.start(stage)
+    }
+
+    /// Asks the model for this attempt's writes; `Ok(Err(brief))` when it gave none usable.
+    async fn propose(
+        &mut self,
+        index: usize,
+        brief: Option<&FailureBrief>,
+        dir: &AttemptDir,
+        record: &mut AttemptRecord,
+    ) -> Result<Result<EditSet, FailureBrief>, String> {
         // What leaves the process is redacted, like every artifact.
         let prompt = self.options.redactor.redact(&attempt_prompt(
             self.workspace.root(),
@@ -281,7 +314,7 @@ impl Runner<'_> {
             Ok(response) => response,
             Err(error) => {
                 dir.write_text("llm_error.txt", &format!("{error}\n"))?;
-                return Ok(Some(self.brief(
+                return Ok(Err(self.brief(
                     FailureStage::Exception,
                     FailureCode::LlmError,
                     None,
@@ -298,7 +331,7 @@ impl Runner<'_> {
         let (summary, edits) = match json_writes::parse(&response.text) {
             Ok(parsed) => parsed,
             Err(error) => {
-                return Ok(Some(self.brief(
+                return Ok(Err(self.brief(
                     FailureStage::LlmOutputInvalid,
                     FailureCode::LlmOutputInvalid,
                     None,
@@ -308,15 +341,11 @@ impl Runner<'_> {
             }
         };
         record.proposal_path = Some(dir.write_text("proposed_writes.json", &response.text)?);
-        let set = EditSet {
+        Ok(Ok(EditSet {
             format: EditFormat::Json,
             summary: Some(summary),
             edits,
-        };
-        if let Some(failure) = self.write(&set, dir, record)? {
-            return Ok(Some(failure));
-        }
-        self.verify_and_accept(dir, record)
+        }))
     }
 
     /// Scope check, then the atomic application; records `write_result.json`.
@@ -428,6 +457,10 @@ impl Runner<'_> {
             ),
         ];
         for (commands, stage, artifact) in phases {
+            let clock = self.start(match stage {
+                FailureStage::VerifyFailed => "verify",
+                _ => "acceptance",
+            });
             let mut results = Vec::new();
             let mut failure = None;
             for command in commands {
@@ -451,6 +484,10 @@ impl Runner<'_> {
                     ));
                     break;
                 }
+            }
+            match &failure {
+                None => clock.ok(),
+                Some(failure) => clock.failed(&brief_line(failure)),
             }
             dir.write_json(artifact, &results)?;
             match stage {
@@ -532,6 +569,51 @@ impl Runner<'_> {
                 self.order.allowed_files.join(", ")
             ),
         }
+    }
+}
+
+/// Stops `clock` as a step's outcome says: `Err` (the run cannot go on) and a brief both fail it.
+fn timed<T>(clock: StageClock, outcome: Result<T, String>) -> Result<T, String>
+where
+    T: BriefOf,
+{
+    match &outcome {
+        Err(error) => clock.failed(error),
+        Ok(value) => match value.brief() {
+            Some(brief) => clock.failed(&brief_line(brief)),
+            None => clock.ok(),
+        },
+    }
+    outcome
+}
+
+/// The failure brief a step's outcome carries, if any.
+trait BriefOf {
+    fn brief(&self) -> Option<&FailureBrief>;
+}
+
+impl BriefOf for Option<FailureBrief> {
+    fn brief(&self) -> Option<&FailureBrief> {
+        self.as_ref()
+    }
+}
+
+impl<T> BriefOf for Result<T, FailureBrief> {
+    fn brief(&self) -> Option<&FailureBrief> {
+        self.as_ref().err()
+    }
+}
+
+/// One line for a terminal: the code, the command if any, and the start of the error.
+fn brief_line(brief: &FailureBrief) -> String {
+    let first = brief
+        .primary_error_excerpt
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or_default();
+    match &brief.command {
+        Some(command) => format!("{} `{command}`: {first}", brief.code),
+        None => format!("{} {first}", brief.code),
     }
 }
 

@@ -7,6 +7,7 @@ pub mod publish;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,6 +20,7 @@ use crate::git::{Identity, MirrorCache};
 use crate::llm::LlmProvider;
 use crate::redact::Redactor;
 use crate::store::{ClaimedJob, Finish, Store, StoreError};
+use crate::telemetry::{MeteredStages, Stages, Telemetry};
 
 pub use job::{JobEnd, JobFacts};
 
@@ -53,7 +55,14 @@ pub struct WorkerContext {
     pub settings: WorkerSettings,
     /// Every secret of the configuration; each job adds the tokens it is handed.
     pub redactor: Redactor,
+    /// Where jobs, stages and lease takeovers are counted for `/metrics`.
+    pub telemetry: Arc<Telemetry>,
     bot_users: Mutex<HashMap<ForgeKind, ForgeUser>>,
+    /// Unique to this process (host, pid, start time): the worker slots' lease names start with it.
+    owner_prefix: String,
+    /// Set when the process is stopping: no job is claimed, and a running job stops at its next
+    /// stage boundary and goes back to the queue.
+    draining: AtomicBool,
 }
 
 impl WorkerContext {
@@ -78,8 +87,37 @@ impl WorkerContext {
             identity,
             settings,
             redactor,
+            telemetry: Arc::default(),
             bot_users: Mutex::new(HashMap::new()),
+            owner_prefix: owner_prefix(),
+            draining: AtomicBool::new(false),
         }
+    }
+
+    /// The lease name of worker slot `slot` of this process.
+    pub fn owner(&self, slot: usize) -> String {
+        format!("{}-w{slot}", self.owner_prefix)
+    }
+
+    /// Stops taking work: the pool claims nothing more, and running jobs stop at their next
+    /// stage boundary, back in the queue for another worker.
+    pub fn begin_drain(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    pub(crate) fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    /// Counts into `telemetry` (the registry `/metrics` shows) instead of a private one.
+    pub fn with_telemetry(mut self, telemetry: Arc<Telemetry>) -> WorkerContext {
+        self.telemetry = telemetry;
+        self
+    }
+
+    /// The stage observers of a job: each stage's duration goes to the metrics.
+    pub(crate) fn stages(&self) -> Stages {
+        Stages::none().with(Arc::new(MeteredStages::new(self.telemetry.clone())))
     }
 
     pub(crate) fn forge(&self, kind: ForgeKind) -> Option<Arc<dyn Forge>> {
@@ -132,7 +170,17 @@ pub async fn run_one(ctx: &Arc<WorkerContext>, owner: &str) -> Result<Turn, Stor
         issue = key.issue_number
     );
     async {
-        tracing::info!(attempt = claimed.attempts, "job claimed");
+        match &claimed.taken_over_from {
+            Some(previous) => {
+                ctx.telemetry.lease_taken_over();
+                tracing::warn!(
+                    attempt = claimed.attempts,
+                    previous,
+                    "job taken over: its lease had run out"
+                );
+            }
+            None => tracing::info!(attempt = claimed.attempts, "job claimed"),
+        }
         let end = run_with_lease(ctx, claimed, owner).await;
         record_end(ctx, id, owner, end).await
     }
@@ -187,6 +235,7 @@ async fn record_end(
     end: JobEnd,
 ) -> Result<(), StoreError> {
     let now = Utc::now();
+    count_end(&ctx.telemetry, &end);
     let recorded = match &end {
         JobEnd::Finished(finish) => {
             match finish {
@@ -210,6 +259,16 @@ async fn record_end(
                 .await
                 .map(drop)
         }
+        JobEnd::Released => {
+            let released = ctx
+                .store
+                .release(id, owner, "the server is stopping", now)
+                .await;
+            if let Ok(true) = released {
+                tracing::info!("job stopped between two stages and put back in the queue");
+            }
+            released.map(drop)
+        }
         JobEnd::RetryLater(reason) => {
             let at = ctx.store.retry_later(id, owner, reason, now).await;
             if let Ok(at) = &at {
@@ -228,6 +287,17 @@ async fn record_end(
     }
 }
 
+fn count_end(telemetry: &Telemetry, end: &JobEnd) {
+    match end {
+        JobEnd::Finished(Finish::Succeeded) => telemetry.job_finished("succeeded", None),
+        JobEnd::Finished(Finish::Failed { code, .. }) | JobEnd::FailedUnreported { code, .. } => {
+            telemetry.job_finished("failed", Some(code))
+        }
+        JobEnd::RetryLater(_) => telemetry.job_finished("retry", None),
+        JobEnd::Released => telemetry.job_finished("released", None),
+    }
+}
+
 /// Runs jobs until none is runnable (tests and `autofix serve --once`-like callers).
 pub async fn run_until_idle(ctx: &Arc<WorkerContext>, owner: &str) -> Result<Vec<i64>, StoreError> {
     let mut ran = Vec::new();
@@ -237,27 +307,38 @@ pub async fn run_until_idle(ctx: &Arc<WorkerContext>, owner: &str) -> Result<Vec
     Ok(ran)
 }
 
-/// A name no other worker (here or in another process) uses: host, process, start time, slot.
-pub fn owner_name(slot: usize) -> String {
+/// What no other process uses: host, process, start time.
+fn owner_prefix() -> String {
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "host".into());
     format!(
-        "{host}-{}-{}-w{slot}",
+        "{host}-{}-{}",
         std::process::id(),
         Utc::now().timestamp_millis()
     )
 }
 
 /// The worker pool of `autofix serve`: `settings.workers` loops that take jobs as they come
-/// (woken by `wake` when the ingress queues one, or every poll interval) until `stop` is set.
+/// (woken by `wake` when the ingress queues one, or every poll interval) until `stop` is set;
+/// then the pool drains: it claims nothing more and ends when its jobs reach a stage's end.
 pub async fn run_pool(ctx: Arc<WorkerContext>, wake: Arc<Notify>, stop: watch::Receiver<bool>) {
     let mut loops = tokio::task::JoinSet::new();
+    let mut drain = stop.clone();
+    let drain_ctx = ctx.clone();
+    loops.spawn(async move {
+        while !*drain.borrow_and_update() {
+            if drain.changed().await.is_err() {
+                return;
+            }
+        }
+        drain_ctx.begin_drain();
+    });
     for slot in 0..ctx.settings.workers.max(1) {
         let ctx = ctx.clone();
         let wake = wake.clone();
         let mut stop = stop.clone();
         loops.spawn(async move {
-            let owner = owner_name(slot);
-            while !*stop.borrow() {
+            let owner = ctx.owner(slot);
+            while !*stop.borrow() && !ctx.draining() {
                 match run_one(&ctx, &owner).await {
                     Ok(Turn::Ran(_)) => continue,
                     Ok(Turn::Idle) => {}
@@ -274,4 +355,28 @@ pub async fn run_pool(ctx: Arc<WorkerContext>, wake: Arc<Notify>, stop: watch::R
         });
     }
     while loops.join_next().await.is_some() {}
+}
+
+/// Puts back in the queue every job this process's workers still hold: what a stopping server
+/// does when its jobs did not reach a stage's end within the drain time. The released job ids.
+pub async fn release_held(ctx: &WorkerContext) -> Vec<i64> {
+    let mut released = Vec::new();
+    for slot in 0..ctx.settings.workers.max(1) {
+        let owner = ctx.owner(slot);
+        match ctx
+            .store
+            .release_all(
+                &owner,
+                "the server stopped before the stage ended",
+                Utc::now(),
+            )
+            .await
+        {
+            Ok(ids) => released.extend(ids),
+            Err(error) => {
+                tracing::error!(%error, "could not release the jobs of {owner}; their leases will run out")
+            }
+        }
+    }
+    released
 }

@@ -13,3 +13,23 @@ pub mod postgres;
 pub mod repo;
 pub mod scripted_llm;
 pub mod serve;
+
+/// The stage lines `autofix fix` and `autofix run` print on standard error, reduced to
+/// `<stage> started|done|failed` in the order printed (times and reasons left out).
+pub fn stage_lines(stderr: &[u8], command: &str) -> Vec<String> {
+    let prefix = format!("{command}: ");
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter_map(|line| line.strip_prefix(&prefix))
+        .filter_map(|rest| {
+            if let Some(stage) = rest.strip_suffix(" …") {
+                Some(format!("{stage} started"))
+            } else if let Some((stage, _)) = rest.split_once(" done in ") {
+                Some(format!("{stage} done"))
+            } else {
+                rest.split_once(" FAILED in ")
+                    .map(|(stage, _)| format!("{stage} failed"))
+            }
+        })
+        .collect()
+}

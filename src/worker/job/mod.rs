@@ -20,7 +20,7 @@ mod stop;
 
 pub use checkpoint::JobFacts;
 use checkpoint::{Checkpoint, FixedChange};
-use stop::{Failed, Stop, forge_stop, invalid};
+use stop::{Failed, Stop, finish_stage, forge_stop, invalid};
 
 /// How a run of a job ended, for the pool to record.
 #[derive(Debug)]
@@ -34,6 +34,8 @@ pub enum JobEnd {
         error: String,
         why: String,
     },
+    /// The server is stopping: the job stopped between two stages, to go back to the queue.
+    Released,
 }
 
 /// The labelled issue a job works on, as the delivery that created it said.
@@ -104,6 +106,7 @@ impl JobRun {
             Ok(()) => JobEnd::Finished(Finish::Succeeded),
             Err(Stop::Finished(finish)) => JobEnd::Finished(finish),
             Err(Stop::Retry(reason)) => JobEnd::RetryLater(reason),
+            Err(Stop::Drained) => JobEnd::Released,
             Err(Stop::Failed(failed)) => self.fail(forge.as_ref(), &request, failed).await,
         }
     }
@@ -111,6 +114,7 @@ impl JobRun {
     fn stopped_before_forge(&self, stop: Stop) -> JobEnd {
         match stop {
             Stop::Retry(reason) => JobEnd::RetryLater(reason),
+            Stop::Drained => JobEnd::Released,
             Stop::Finished(finish) => JobEnd::Finished(finish),
             Stop::Failed(failed) => JobEnd::Finished(Finish::Failed {
                 code: failed.code.to_string(),
@@ -176,8 +180,11 @@ impl JobRun {
                 output_tail: None,
             }));
         }
+        let stages = self.ctx.stages();
         if !self.checkpoint.authorized {
-            self.authorize(forge, request).await?;
+            let clock = stages.start("authorize");
+            finish_stage(clock, self.authorize(forge, request).await)?;
+            self.stop_if_draining()?;
         }
         let credentials = forge
             .git_credentials(&request.repo)
@@ -185,18 +192,33 @@ impl JobRun {
             .map_err(forge_stop("fetch"))?;
         self.redactor.register(&credentials.token);
         if self.checkpoint.fixed.is_none() {
-            let workspace = self.fetch(forge, request, &credentials).await?;
+            let clock = stages.start("fetch");
+            let workspace = finish_stage(clock, self.fetch(forge, request, &credentials).await)?;
+            // The pipeline's own stages (triage, plan, edit, validate, …) are timed inside.
             self.fix(request, &workspace).await?;
             self.publish_status(forge, request).await?;
+            self.stop_if_draining()?;
         }
         if self.checkpoint.pushed.is_none() {
-            self.push(request, &credentials).await?;
+            let clock = stages.start("push");
+            finish_stage(clock, self.push(request, &credentials).await)?;
             self.publish_status(forge, request).await?;
+            self.stop_if_draining()?;
         }
         if self.checkpoint.change_request.is_none() {
-            self.open_change_request(forge, request).await?;
+            let clock = stages.start("open");
+            finish_stage(clock, self.open_change_request(forge, request).await)?;
         }
         self.finish_success(forge, request).await
+    }
+
+    /// Between two stages (everything before saved in the checkpoint): a stopping server's
+    /// job ends here, to be resumed by another worker.
+    fn stop_if_draining(&self) -> Result<(), Stop> {
+        if self.ctx.draining() {
+            return Err(Stop::Drained);
+        }
+        Ok(())
     }
 
     fn fixed(&self) -> Result<FixedChange, Stop> {

@@ -186,6 +186,7 @@ impl JobRun {
                     .join("baselines")
                     .join(mirror_key(&request.repo)),
             ),
+            stages: self.ctx.stages(),
         };
         let summary = fix::fix(&options, self.ctx.llm.as_ref())
             .await

@@ -65,6 +65,8 @@ impl JobRun {
                 why,
             },
             Err(Stop::Finished(finish)) => JobEnd::Finished(finish),
+            // Never returned while publishing: the failure is decided and saved.
+            Err(Stop::Drained) => JobEnd::Released,
             Err(Stop::Failed(other)) => {
                 tracing::error!(job = self.job.id, reason = %other.reason, "could not publish the failure");
                 JobEnd::Finished(Finish::Failed {

@@ -5,6 +5,7 @@ use crate::failure::FailureCode;
 use crate::forge::ForgeError;
 use crate::git::GitError;
 use crate::store::{Finish, StoreError};
+use crate::telemetry::StageClock;
 
 /// A failure: the stage, the code, one line of reason, and what output explains it.
 pub(super) struct Failed {
@@ -19,6 +20,8 @@ pub(super) enum Stop {
     Failed(Failed),
     Retry(String),
     Finished(Finish),
+    /// The server is stopping; the checkpoint holds everything done so far.
+    Drained,
 }
 
 impl From<StoreError> for Stop {
@@ -73,5 +76,16 @@ pub(super) fn invalid(reason: String) -> Stop {
         code: FailureCode::InvalidInput,
         reason,
         output_tail: None,
+    })
+}
+
+/// Stops `clock` as the stage's `result` says.
+pub(super) fn finish_stage<T>(clock: StageClock, result: Result<T, Stop>) -> Result<T, Stop> {
+    clock.finish(result, |stop| match stop {
+        Stop::Failed(failed) => format!("{} {}", failed.code, failed.reason),
+        Stop::Retry(reason) => format!("to be retried: {reason}"),
+        Stop::Drained => "the server is stopping".into(),
+        Stop::Finished(Finish::Succeeded) => "finished".into(),
+        Stop::Finished(Finish::Failed { code, error }) => format!("{code} {error}"),
     })
 }
