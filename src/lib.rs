@@ -9,6 +9,7 @@ pub mod exec;
 pub mod failure;
 pub mod forge;
 pub mod git;
+pub mod index;
 pub mod llm;
 pub mod pipeline;
 pub mod redact;

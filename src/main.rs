@@ -92,6 +92,28 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Show, without any model call, the files and spans the edit stage would start from for
+    /// an issue: ranked, with why, and which fit the token budget.
+    Context {
+        /// The repository (a work tree).
+        #[arg(long)]
+        repo: PathBuf,
+        /// The issue: JSON {"number", "title", "body", "labels"} or Markdown (title first).
+        #[arg(long = "issue-file", value_name = "FILE")]
+        issue_file: PathBuf,
+        /// The context budget in tokens (default: `pipeline.context_tokens`).
+        #[arg(long)]
+        tokens: Option<usize>,
+        /// How many ranked files to list, in the context or not.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Print JSON instead of one line per file.
+        #[arg(long)]
+        json: bool,
+        /// A service configuration file laid over the defaults.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Run the bot: the webhook ingress, the worker pool that runs the jobs, and the setup and
     /// jobs pages; with nothing configured, open http://127.0.0.1:8080/ to set it up.
     Serve {
@@ -179,6 +201,14 @@ fn main() -> ExitCode {
             out,
             config,
         } => fix_command(repo, issue_file, issue_number, out, config),
+        Command::Context {
+            repo,
+            issue_file,
+            tokens,
+            limit,
+            json,
+            config,
+        } => context_command(repo, issue_file, tokens, limit, json, config),
         Command::Run {
             repo,
             work_order,
@@ -206,6 +236,45 @@ fn main() -> ExitCode {
             };
             run_command(options, config)
         }
+    }
+}
+
+fn context_command(
+    repo: PathBuf,
+    issue_file: PathBuf,
+    tokens: Option<usize>,
+    limit: usize,
+    json: bool,
+    config_file: Option<PathBuf>,
+) -> ExitCode {
+    let fail = |message: String| {
+        eprintln!("autofix context: {message}");
+        ExitCode::from(FailureCode::InvalidInput.exit_status())
+    };
+    let tokens = match tokens {
+        Some(tokens) => tokens,
+        None => match load_service_config(config_file.as_ref()) {
+            Ok(config) => config.pipeline.context_tokens,
+            Err(message) => return fail(message),
+        },
+    };
+    let issue = match autofix::pipeline::fix::read_issue_file(&issue_file) {
+        Ok(issue) => issue,
+        Err(message) => return fail(message),
+    };
+    match autofix::commands::context::report(&repo, &issue, tokens, limit) {
+        Ok(report) if json => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report).expect("the report serialises")
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(report) => {
+            print!("{}", autofix::commands::context::render_text(&report));
+            ExitCode::SUCCESS
+        }
+        Err(message) => fail(message),
     }
 }
 

@@ -248,6 +248,8 @@ fn a_failing_validation_is_repaired_until_the_tests_pass() {
         [
             "preflight started",
             "preflight done",
+            "index started",
+            "index done",
             "triage started",
             "triage done",
             "plan started",
@@ -428,12 +430,14 @@ fn a_plan_that_names_a_denied_path_is_refused_before_any_edit() {
     llm.assert_done();
 }
 
-/// A clamp job whose first plan is `first_plan` and whose second is right; it commits.
-fn a_clamp_job_whose_first_plan_is(first_plan: String) -> (Fix, ScriptedLlm) {
-    let repo = python_repo("");
+/// The clamp job on `repo`, its planner first answering `first_answers`, then the right plan;
+/// it commits.
+fn a_clamp_job_planned_after(repo: &Repo, first_answers: &[String]) -> (Fix, ScriptedLlm) {
     let llm = ScriptedLlm::start();
     llm.reply_text_for_stage("triage", triage("fix"));
-    llm.reply_text_for_stage("plan", first_plan);
+    for answer in first_answers {
+        llm.reply_text_for_stage("plan", answer.clone());
+    }
     llm.reply_text_for_stage(
         "plan",
         plan("calc.py", "clamp values to both ends of the range"),
@@ -444,9 +448,82 @@ fn a_clamp_job_whose_first_plan_is(first_plan: String) -> (Fix, ScriptedLlm) {
     let fix = Fix::run(repo.path(), &llm, &issue(7, "clamp ignores its bounds"));
 
     assert_eq!(fix.result()["committed"], true, "{}", fix.run_log());
-    assert_eq!(fix.result()["corrections"], 1);
     llm.assert_done();
     (fix, llm)
+}
+
+/// A clamp job whose first plan is `first_plan` and whose second is right; it commits.
+fn a_clamp_job_whose_first_plan_is(first_plan: String) -> (Fix, ScriptedLlm) {
+    let (fix, llm) = a_clamp_job_planned_after(&python_repo(""), &[first_plan]);
+    assert_eq!(fix.result()["corrections"], 1);
+    (fix, llm)
+}
+
+#[test]
+fn the_planner_looks_up_code_twice_at_most_and_never_sees_a_denied_file() {
+    let repo = python_repo("");
+    repo.write(".env", "DEPLOY_TOKEN=s3cret-deploy-token\n");
+    repo.git(&["add", "-f", ".env"]);
+    repo.git(&["commit", "-qm", "add env"]);
+    let (fix, llm) = a_clamp_job_planned_after(
+        &repo,
+        &[
+            json!({"need": ["clamp", ".env", "../../etc/passwd"]}).to_string(),
+            json!({"need": ["test_calc.py"]}).to_string(),
+            // No look-up is left: an answer without a plan is corrected once.
+            json!({"need": ["calc.py"]}).to_string(),
+        ],
+    );
+    let prompts: Vec<String> = llm
+        .requests()
+        .iter()
+        .filter(|r| r.header("x-autofix-stage") == Some("plan"))
+        .map(|r| r.prompt().unwrap())
+        .collect();
+    assert_eq!(prompts.len(), 4);
+    assert!(prompts[0].contains("## Repository map\n"), "{}", prompts[0]);
+    assert!(
+        prompts[0].contains("calc.py\n  1: def clamp(value, low, high):\n"),
+        "{}",
+        prompts[0]
+    );
+    assert!(prompts[0].contains("you may ask 2 more times"));
+    let second = &prompts[1];
+    assert!(
+        second.contains("### `clamp`: calc.py lines 1-2\n"),
+        "{second}"
+    );
+    assert!(
+        second.contains("### `.env`: the path is protected"),
+        "{second}"
+    );
+    assert!(
+        second.contains("### `../../etc/passwd`: no file or definition by that name"),
+        "{second}"
+    );
+    assert!(second.contains("you may ask 1 more time,"), "{second}");
+    let third = &prompts[2];
+    assert!(
+        third.contains("### `test_calc.py`: test_calc.py"),
+        "{third}"
+    );
+    assert!(
+        !third.contains("\"need\""),
+        "no look-up is offered any more: {third}"
+    );
+    assert!(
+        prompts[3].contains("The problem: \"file_changes\" is missing."),
+        "{}",
+        prompts[3]
+    );
+    for prompt in &prompts {
+        assert!(!prompt.contains("s3cret-deploy-token"), "{prompt}");
+        assert!(!prompt.contains("root:x:"), "{prompt}");
+    }
+    assert!(
+        fix.run_log()
+            .contains("plan: asked to see clamp, .env, ../../etc/passwd")
+    );
 }
 
 #[test]
@@ -517,8 +594,8 @@ fn a_plan_missing_its_file_changes_is_asked_for_again_and_the_second_answer_is_u
         "{retry}"
     );
     assert!(
-        retry.contains("\"required\": [\n    \"file_changes\"\n  ]"),
-        "the schema: {retry}"
+        retry.contains("\"file_changes\": {") && retry.contains("\"need\": {"),
+        "the schema, which lets the planner ask to see more first: {retry}"
     );
     let rounds: Vec<String> = fs::read_dir(fix.dir().join("rounds"))
         .unwrap()

@@ -4,13 +4,17 @@
 use std::fs;
 
 use autofix::config::repo::RepoConfig;
-use autofix::edits::paths::ProjectRoot;
+use autofix::edits::paths::{ProjectRoot, ProtectedPaths};
 use autofix::git::CommitKind;
+use autofix::index::RepoIndex;
+use autofix::index::query::IssueQuery;
+use autofix::index::retrieve::{Method, rank};
 use autofix::pipeline::checks::{self, CheckRun, Judgement};
 use autofix::pipeline::context::{self, Context};
 use autofix::pipeline::issue::Issue;
 use autofix::pipeline::plan::{self, FileChange, Operation, Plan};
 use autofix::pipeline::prompts::{Feedback, edit_prompt};
+use autofix::pipeline::repo_map::{look_up, looked_up_section, repo_map_section};
 use autofix::pipeline::test_report::{CommandReport, TestCounts, TestReport};
 use autofix::pipeline::{audit, triage};
 
@@ -93,6 +97,20 @@ fn plan() -> Plan {
 
 /// The repository on disk, and the context the edit stage would get for `plan`.
 fn context_for(plan: &Plan) -> (tempfile::TempDir, Context) {
+    let (dir, root, protected, index) = repository();
+    plan::check(plan, &root, &protected).unwrap();
+    let ranking = rank(&index, &query(), Method::Full);
+    let context = context::build(&root, &protected, plan, &ranking, 10_000);
+    (dir, context)
+}
+
+fn query() -> IssueQuery {
+    let issue = issue();
+    IssueQuery::parse(&issue.title, &issue.body)
+}
+
+/// The small repository on disk, its protected paths and its index.
+fn repository() -> (tempfile::TempDir, ProjectRoot, ProtectedPaths, RepoIndex) {
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join("src")).unwrap();
     fs::write(dir.path().join("src/parser.rs"), PARSER_RS).unwrap();
@@ -105,9 +123,8 @@ fn context_for(plan: &Plan) -> (tempfile::TempDir, Context) {
     .unwrap();
     let root = ProjectRoot::new(dir.path()).unwrap();
     let protected = RepoConfig::default().protected_paths(&root).unwrap();
-    plan::check(plan, &root, &protected).unwrap();
-    let context = context::build(&root, &protected, &issue(), plan, &repo_files(), 10_000);
-    (dir, context)
+    let index = RepoIndex::build(dir.path(), &repo_files());
+    (dir, root, protected, index)
 }
 
 /// The report as judged with no base run: every failure counts against the change.
@@ -173,7 +190,39 @@ fn the_triage_prompt() {
 fn the_plan_prompt() {
     insta::assert_snapshot!(
         "plan_prompt",
-        plan::prompt(&issue(), &triage(), &repo_files(), INSTRUCTIONS)
+        plan::prompt(&issue(), &triage(), &plan_map(), "", INSTRUCTIONS, 2)
+    );
+}
+
+/// The planner's repository map of the small repository, ranked for the issue.
+fn plan_map() -> String {
+    let (_dir, _root, protected, index) = repository();
+    let ranking = rank(&index, &query(), Method::Full);
+    repo_map_section(&index, &ranking, &protected, 1_000)
+}
+
+#[test]
+fn the_plan_prompt_after_a_look_up() {
+    let (_dir, _root, protected, index) = repository();
+    let looked_up = look_up(
+        &index,
+        &protected,
+        &[
+            "first_word".into(),
+            "src/lib.rs".into(),
+            "nothing_here".into(),
+        ],
+    );
+    insta::assert_snapshot!(
+        "plan_prompt_after_a_look_up",
+        plan::prompt(
+            &issue(),
+            &triage(),
+            &plan_map(),
+            &looked_up_section(&looked_up),
+            INSTRUCTIONS,
+            1
+        )
     );
 }
 
@@ -182,7 +231,7 @@ fn the_context_holds_the_planned_file_then_the_ones_the_issue_names() {
     let (_dir, context) = context_for(&plan());
     let paths: Vec<&str> = context.files.iter().map(|f| f.path.as_str()).collect();
     // tests/single_word.rs is created by the plan, so it is simply not there yet.
-    assert_eq!(paths, ["src/parser.rs", "README.md"]);
+    assert_eq!(paths[..2], ["src/parser.rs", "README.md"]);
     assert!(context.omitted.is_empty());
 }
 

@@ -2,6 +2,7 @@
 //! parses arguments, wires things together and prints.
 
 pub mod apply;
+pub mod context;
 pub mod harden;
 pub mod jobs;
 pub mod logging;

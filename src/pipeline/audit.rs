@@ -9,7 +9,8 @@ use super::answer::{self, Fields};
 use super::checks::{Comparison, Judgement, Verdict};
 use super::issue::Issue;
 use super::plan::Plan;
-use super::prompts::{fenced, issue_section, plan_section};
+use super::prompts::plan_section;
+use super::sections::{fenced, issue_section};
 use super::test_report::CommandReport;
 use crate::llm::ResponseSchema;
 

@@ -1,34 +1,78 @@
-//! Context: the files the model sees while editing — the planned files, then files the issue
-//! names, ranked, cut to a token budget — with their current sha256 for precondition checks.
+//! Context: what the model sees of the repository while editing — the planned files, then the
+//! files the repository index ranks for the issue — whole when they fit, else by the spans that
+//! matter with some lines around them, within a token budget; with each file's sha256.
 
-use std::collections::{HashMap, HashSet};
 use std::io::Read;
-use std::sync::LazyLock;
 
-use regex::Regex;
-
-use super::issue::Issue;
 use super::plan::{Operation, Plan, allowed_path};
 use crate::edits::apply::sha256_hex;
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
+use crate::index::{Ranking, Span};
 
 /// Bytes per token in the budget's estimate (a common rule of thumb for code and English).
 pub const BYTES_PER_TOKEN: usize = 4;
 
-/// A bare file name the issue mentions is followed only when it names at most this many
-/// repository files; `mod.rs` in a big repository names too many to mean any one of them.
-pub const MAX_FILES_PER_BARE_NAME: usize = 3;
-
 /// Larger files are not read at all: no token budget would show them whole.
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Lines shown around each span, so an edit has context to anchor on.
+pub const SPAN_PADDING: u32 = 6;
+
+/// A file is shown whole when it takes at most this share of what is left of the budget.
+const WHOLE_SHARE: f32 = 0.6;
+
+/// A file without spans shows its first lines, at most this share of what is left.
+const HEAD_SHARE: f32 = 0.15;
+
+/// Tokens a file's heading costs in the prompt (path, hash, line numbers).
+const HEADING_TOKENS: usize = 24;
+
+/// One part of a file that is shown: its lines and their text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    pub span: Span,
+    pub text: String,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextFile {
     pub path: String,
-    pub content: String,
+    /// The sha256 of the whole file on disk, whatever part of it is shown.
     pub sha256: String,
-    /// True when the content was cut to fit the budget.
-    pub truncated: bool,
+    pub total_lines: u32,
+    /// What is shown, in line order; one piece holding every line when the file is whole.
+    pub pieces: Vec<Piece>,
+    /// Its place in the ranking (1 is first), `None` for a planned file the ranking missed.
+    pub rank: Option<usize>,
+    /// Why it is here: `planned`, then the ranking's reasons.
+    pub why: Vec<String>,
+}
+
+impl ContextFile {
+    /// Whether every line of the file is shown.
+    pub fn whole(&self) -> bool {
+        self.pieces.len() == 1
+            && self.pieces[0].span.start == 1
+            && self.pieces[0].span.end >= self.total_lines
+    }
+
+    /// The spans shown; empty when the file is whole.
+    pub fn spans(&self) -> Vec<Span> {
+        if self.whole() {
+            Vec::new()
+        } else {
+            self.pieces.iter().map(|piece| piece.span).collect()
+        }
+    }
+
+    /// Estimated tokens of what is shown.
+    pub fn tokens(&self) -> usize {
+        self.pieces
+            .iter()
+            .map(|piece| piece.text.len().div_ceil(BYTES_PER_TOKEN))
+            .sum::<usize>()
+            + HEADING_TOKENS
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -36,143 +80,221 @@ pub struct Context {
     pub files: Vec<ContextFile>,
     /// Files that were wanted but left out (budget, missing, protected, binary), with why.
     pub omitted: Vec<(String, String)>,
+    /// The budget it was built within.
+    pub max_tokens: usize,
+}
+
+impl Context {
+    /// Estimated tokens of everything shown.
+    pub fn tokens(&self) -> usize {
+        self.files.iter().map(ContextFile::tokens).sum()
+    }
+
+    pub fn file(&self, path: &str) -> Option<&ContextFile> {
+        self.files.iter().find(|file| file.path == path)
+    }
 }
 
 /// Builds the context for `plan` within `max_tokens` (estimated as bytes / 4).
 ///
-/// Ranked: the planned files in plan order, then repository files the issue's title or body
-/// names (by path, path suffix, or bare file name), in order of first mention. Whole files are
-/// taken while they fit; the first that does not is cut at a line boundary and every later
-/// one is omitted. A planned CREATE of a file that does not exist is simply absent.
+/// The planned files come first (their planned line range counting as their first span), then
+/// the ranked files in rank order. Each is shown whole when it takes at most 60 % of what is
+/// left; otherwise its spans, padded and merged, most relevant first, while they fit; a file
+/// with no span shows its first lines. Once the budget is spent, the rest is omitted. A planned
+/// CREATE of a file that does not exist is simply absent.
 pub fn build(
     root: &ProjectRoot,
     protected: &ProtectedPaths,
-    issue: &Issue,
     plan: &Plan,
-    repo_files: &[String],
+    ranking: &Ranking,
     max_tokens: usize,
 ) -> Context {
-    let mut context = Context::default();
-    let mut budget = Budget::new(max_tokens);
-    for wanted in ranked(plan, issue, repo_files) {
-        match read_wanted(root, protected, &wanted) {
-            Ok(None) => {}
-            Ok(Some((path, bytes, content))) => match budget.take(&content) {
-                Some((shown, truncated)) => context.files.push(ContextFile {
-                    path,
-                    content: shown,
-                    sha256: sha256_hex(&bytes),
-                    truncated,
-                }),
-                None => context.omitted.push((path, budget.refusal())),
-            },
-            Err(reason) => context.omitted.push((wanted.path, reason)),
+    let mut context = Context {
+        max_tokens,
+        ..Context::default()
+    };
+    let mut left = max_tokens;
+    for wanted in wanted(plan, ranking) {
+        if left <= HEADING_TOKENS {
+            context.omitted.push((wanted.path, refusal(max_tokens)));
+            continue;
         }
+        let (path, bytes, text) = match read_wanted(root, protected, &wanted) {
+            Ok(Some(read)) => read,
+            Ok(None) => continue,
+            Err(reason) => {
+                context.omitted.push((wanted.path, reason));
+                continue;
+            }
+        };
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let pieces = choose_pieces(&lines, &wanted.spans, left);
+        if pieces.is_empty() {
+            context.omitted.push((path, refusal(max_tokens)));
+            continue;
+        }
+        let file = ContextFile {
+            path,
+            sha256: sha256_hex(&bytes),
+            total_lines: lines.len() as u32,
+            pieces,
+            rank: wanted.rank,
+            why: wanted.why,
+        };
+        left = left.saturating_sub(file.tokens());
+        context.files.push(file);
     }
     context
 }
 
-/// A file the context would like to show, and whether the plan creates it.
+fn refusal(max_tokens: usize) -> String {
+    format!(
+        "over the context budget of {max_tokens} tokens (estimated as bytes / {BYTES_PER_TOKEN})"
+    )
+}
+
+/// The whole file if it takes at most [`WHOLE_SHARE`] of `left`; else its spans, in order,
+/// while they fit in that share (the first one at least in part); else (no span) its first lines.
+fn choose_pieces(lines: &[&str], spans: &[Span], left: usize) -> Vec<Piece> {
+    let everything = left.saturating_sub(HEADING_TOKENS) * BYTES_PER_TOKEN;
+    let available = (everything as f32 * WHOLE_SHARE) as usize;
+    let total: usize = lines.iter().map(|line| line.len()).sum();
+    if lines.is_empty() {
+        return vec![Piece {
+            span: Span::new(1, 1),
+            text: String::new(),
+        }];
+    }
+    let last = lines.len() as u32;
+    if total <= available {
+        return vec![piece(lines, Span::new(1, last))];
+    }
+    let mut chosen: Vec<Span> = Vec::new();
+    for span in spans {
+        let padded = Span::new(
+            span.start.saturating_sub(SPAN_PADDING),
+            (span.end + SPAN_PADDING).min(last),
+        );
+        if padded.start > last {
+            continue;
+        }
+        let mut with = chosen.clone();
+        with.push(padded);
+        let merged = merge(with);
+        let cost: usize = merged.iter().map(|span| bytes_of(lines, *span)).sum();
+        if cost <= available {
+            chosen = merged;
+        } else if chosen.is_empty() {
+            // The best span alone does not fit: show as much of it as does.
+            let cut = fit_lines(lines, padded, available);
+            if let Some(cut) = cut {
+                chosen.push(cut);
+            }
+            break;
+        }
+    }
+    if chosen.is_empty() {
+        let head_budget = (available as f32 * HEAD_SHARE) as usize;
+        if let Some(head) = fit_lines(lines, Span::new(1, last), head_budget) {
+            chosen.push(head);
+        }
+    }
+    chosen.into_iter().map(|span| piece(lines, span)).collect()
+}
+
+fn piece(lines: &[&str], span: Span) -> Piece {
+    Piece {
+        span,
+        text: lines[(span.start - 1) as usize..span.end as usize].concat(),
+    }
+}
+
+fn bytes_of(lines: &[&str], span: Span) -> usize {
+    lines[(span.start - 1) as usize..span.end as usize]
+        .iter()
+        .map(|line| line.len())
+        .sum()
+}
+
+/// The longest run of whole lines from `span.start` within `limit` bytes, if any line fits.
+fn fit_lines(lines: &[&str], span: Span, limit: usize) -> Option<Span> {
+    let mut used = 0;
+    let mut end = span.start - 1;
+    for line in &lines[(span.start - 1) as usize..span.end as usize] {
+        if used + line.len() > limit {
+            break;
+        }
+        used += line.len();
+        end += 1;
+    }
+    (end >= span.start).then(|| Span::new(span.start, end))
+}
+
+/// Sorted, with overlapping or touching spans joined.
+fn merge(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort();
+    let mut merged: Vec<Span> = Vec::new();
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.start <= last.end + 1 => last.end = last.end.max(span.end),
+            _ => merged.push(span),
+        }
+    }
+    merged
+}
+
+/// A file the context would like to show: its spans, whether the plan creates it, its rank.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Wanted {
     path: String,
     created: bool,
+    spans: Vec<Span>,
+    rank: Option<usize>,
+    why: Vec<String>,
 }
 
-/// The planned files, then the files the issue names, each once.
-fn ranked(plan: &Plan, issue: &Issue, repo_files: &[String]) -> Vec<Wanted> {
-    let mut seen = HashSet::new();
-    let mut wanted = Vec::new();
-    let planned = plan.file_changes.iter().map(|change| Wanted {
-        path: change.path.clone(),
-        created: change.operation == Operation::Create,
-    });
-    let named = files_named_in(issue, repo_files)
-        .into_iter()
-        .map(|path| Wanted {
-            path,
-            created: false,
-        });
-    for candidate in planned.chain(named) {
-        let key = crate::edits::paths::normalise(&candidate.path)
-            .unwrap_or_else(|_| candidate.path.clone());
-        if seen.insert(key) {
-            wanted.push(candidate);
-        }
-    }
-    wanted
-}
-
-/// Words that could be file names: letters, digits and `_ . / -`.
-static PATH_LIKE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"[A-Za-z0-9_./-]+").expect("the path pattern compiles"));
-
-/// Repository files the issue's title and body mention, in order of first mention.
-///
-/// A mention is a whole repository path (`src/lib.rs`), the end of one at a folder boundary
-/// (`pipeline/plan.rs`), or a bare file name (`parser.py`) naming at most
-/// [`MAX_FILES_PER_BARE_NAME`] files. A mention without a `.`, a `/` or a capital letter is
-/// taken for an ordinary word (`build`, `test`), not a file (`Makefile` still counts).
-pub fn files_named_in(issue: &Issue, repo_files: &[String]) -> Vec<String> {
-    let text = format!("{}\n{}", issue.title, issue.body);
-    let by_name = index_by_file_name(repo_files);
-    let mut found: Vec<String> = Vec::new();
-    for word in PATH_LIKE.find_iter(&text) {
-        let mention = word
-            .as_str()
-            .trim_start_matches("./")
-            .trim_end_matches(['.', '/']);
-        if !looks_like_a_file(mention) {
+/// The planned files (with their planned line range first among their spans), then the ranked
+/// files, each once.
+fn wanted(plan: &Plan, ranking: &Ranking) -> Vec<Wanted> {
+    let mut wanted: Vec<Wanted> = Vec::new();
+    let key = |path: &str| crate::edits::paths::normalise(path).unwrap_or_else(|_| path.to_owned());
+    for change in &plan.file_changes {
+        let path = key(&change.path);
+        if wanted.iter().any(|known| known.path == path) {
             continue;
         }
-        for path in files_matching(mention, &by_name) {
-            if !found.contains(path) {
-                found.push(path.clone());
-            }
+        let ranked = ranking.position(&path);
+        let mut spans: Vec<Span> = change
+            .line_range
+            .map(|(start, end)| Span::new(start.min(end), end.max(start)))
+            .into_iter()
+            .collect();
+        let mut why = vec!["planned".to_owned()];
+        if let Some(position) = ranked {
+            spans.extend(ranking.files[position].spans.iter().copied());
+            why.extend(ranking.files[position].why.iter().cloned());
         }
+        wanted.push(Wanted {
+            path,
+            created: change.operation == Operation::Create,
+            spans,
+            rank: ranked.map(|position| position + 1),
+            why,
+        });
     }
-    found
-}
-
-/// The repository's paths grouped by their last component, so a mention is looked up once.
-fn index_by_file_name(repo_files: &[String]) -> HashMap<&str, Vec<&String>> {
-    let mut by_name: HashMap<&str, Vec<&String>> = HashMap::new();
-    for path in repo_files {
-        by_name.entry(file_name(path)).or_default().push(path);
+    for (position, file) in ranking.files.iter().enumerate() {
+        if wanted.iter().any(|known| known.path == file.path) {
+            continue;
+        }
+        wanted.push(Wanted {
+            path: file.path.clone(),
+            created: false,
+            spans: file.spans.clone(),
+            rank: Some(position + 1),
+            why: file.why.clone(),
+        });
     }
-    by_name
-}
-
-fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
-fn looks_like_a_file(mention: &str) -> bool {
-    !mention.is_empty()
-        && mention
-            .chars()
-            .any(|c| c == '.' || c == '/' || c.is_ascii_uppercase())
-}
-
-/// The whole path the mention names, else the paths it ends at a folder boundary, unless
-/// there are too many of those to mean any one.
-fn files_matching<'a>(mention: &str, by_name: &HashMap<&str, Vec<&'a String>>) -> Vec<&'a String> {
-    let Some(candidates) = by_name.get(file_name(mention)) else {
-        return Vec::new();
-    };
-    if let Some(exact) = candidates.iter().find(|path| path.as_str() == mention) {
-        return vec![*exact];
-    }
-    let suffix = format!("/{mention}");
-    let matches: Vec<&String> = candidates
-        .iter()
-        .copied()
-        .filter(|path| path.ends_with(&suffix))
-        .collect();
-    if matches.len() > MAX_FILES_PER_BARE_NAME {
-        return Vec::new();
-    }
-    matches
+    wanted
 }
 
 /// The file's normalised path, bytes and text; `None` for a planned new file not there yet.
@@ -222,68 +344,20 @@ fn read_at_most(path: &std::path::Path, limit: u64) -> std::io::Result<Vec<u8>> 
     Ok(bytes)
 }
 
-/// What is left of the budget, in bytes, and whether a file has already been cut.
-struct Budget {
-    max_tokens: usize,
-    left: usize,
-    exhausted: bool,
-}
-
-impl Budget {
-    fn new(max_tokens: usize) -> Self {
-        Budget {
-            max_tokens,
-            left: max_tokens.saturating_mul(BYTES_PER_TOKEN),
-            exhausted: false,
-        }
-    }
-
-    /// The content to show and whether it was cut; `None` once the budget is spent.
-    fn take(&mut self, content: &str) -> Option<(String, bool)> {
-        if self.exhausted {
-            return None;
-        }
-        if content.len() <= self.left {
-            self.left -= content.len();
-            return Some((content.to_string(), false));
-        }
-        self.exhausted = true;
-        let shown = whole_lines_within(content, self.left);
-        self.left -= shown.len();
-        (!shown.is_empty()).then(|| (shown.to_string(), true))
-    }
-
-    fn refusal(&self) -> String {
-        format!(
-            "over the context budget of {} tokens (estimated as bytes / {BYTES_PER_TOKEN})",
-            self.max_tokens
-        )
-    }
-}
-
-/// The longest prefix of `content` made of whole lines and at most `limit` bytes long.
-fn whole_lines_within(content: &str, limit: usize) -> &str {
-    let mut end = 0;
-    for line in content.split_inclusive('\n') {
-        if end + line.len() > limit {
-            break;
-        }
-        end += line.len();
-    }
-    &content[..end]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::repo::RepoConfig;
+    use crate::edits::paths::project_files;
+    use crate::index::RepoIndex;
+    use crate::index::query::IssueQuery;
+    use crate::index::retrieve::{Method, rank};
     use crate::pipeline::plan::FileChange;
 
     struct Repo {
         _dir: tempfile::TempDir,
         root: ProjectRoot,
         protected: ProtectedPaths,
-        files: Vec<String>,
     }
 
     impl Repo {
@@ -300,28 +374,18 @@ mod tests {
                 _dir: dir,
                 root,
                 protected,
-                files: files.iter().map(|(path, _)| path.to_string()).collect(),
             }
         }
 
-        fn build(&self, issue: &Issue, plan: &Plan, max_tokens: usize) -> Context {
-            build(
-                &self.root,
-                &self.protected,
-                issue,
-                plan,
-                &self.files,
-                max_tokens,
-            )
-        }
-    }
-
-    fn issue(body: &str) -> Issue {
-        Issue {
-            number: Some(1),
-            title: "Something is wrong".into(),
-            body: body.into(),
-            labels: vec![],
+        fn build(&self, issue: &str, plan: &Plan, max_tokens: usize) -> Context {
+            let files = project_files(self.root.path()).unwrap();
+            let index = RepoIndex::build(self.root.path(), &files);
+            let ranking = rank(
+                &index,
+                &IssueQuery::parse("Something is wrong", issue),
+                Method::Full,
+            );
+            build(&self.root, &self.protected, plan, &ranking, max_tokens)
         }
     }
 
@@ -346,6 +410,13 @@ mod tests {
         context.files.iter().map(|f| f.path.as_str()).collect()
     }
 
+    fn text(file: &ContextFile) -> String {
+        file.pieces
+            .iter()
+            .map(|piece| piece.text.as_str())
+            .collect()
+    }
+
     #[test]
     fn planned_files_come_first_then_the_files_the_issue_names() {
         let repo = Repo::with(&[
@@ -354,95 +425,85 @@ mod tests {
             ("src/parser.py", b"parser\n"),
             ("src/main.rs", b"main\n"),
         ]);
-        let issue = issue("After src/main.rs calls into parser.py it fails; see src/lib.rs.");
-        let plan = plan(&[("src/lib.rs", Operation::Modify)]);
-        let context = repo.build(&issue, &plan, 1000);
-        assert_eq!(
-            paths(&context),
-            ["src/lib.rs", "src/main.rs", "src/parser.py"]
-        );
-        assert!(context.omitted.is_empty());
-        assert_eq!(context.files[0].content, "lib\n");
-        assert_eq!(context.files[0].sha256, sha256_hex(b"lib\n"));
-    }
-
-    #[test]
-    fn the_issue_may_name_a_file_by_the_end_of_its_path_or_an_extensionless_name() {
-        let repo = Repo::with(&[
-            ("Makefile", b"all:\n"),
-            ("src/pipeline/plan.rs", b"plan\n"),
-            ("src/build.rs", b"build\n"),
-        ]);
-        let issue = issue("The build breaks in pipeline/plan.rs, and the Makefile too.");
-        let context = repo.build(&issue, &plan(&[("src/x.rs", Operation::Create)]), 1000);
-        assert_eq!(paths(&context), ["src/pipeline/plan.rs", "Makefile"]);
-    }
-
-    #[test]
-    fn a_bare_name_shared_by_many_files_is_too_vague_to_follow() {
-        let repo = Repo::with(&[
-            ("a/mod.rs", b"a\n"),
-            ("b/mod.rs", b"b\n"),
-            ("c/mod.rs", b"c\n"),
-            ("d/mod.rs", b"d\n"),
-            ("x/util.rs", b"x\n"),
-            ("y/util.rs", b"y\n"),
-        ]);
-        let named = files_named_in(&issue("mod.rs and util.rs are wrong"), &repo.files);
-        assert_eq!(named, ["x/util.rs", "y/util.rs"]);
+        let issue = "After src/main.rs calls into parser.py it fails.";
+        let context = repo.build(issue, &plan(&[("src/lib.rs", Operation::Modify)]), 1000);
+        let mut named = paths(&context)[1..3].to_vec();
+        named.sort();
+        assert_eq!(paths(&context)[0], "src/lib.rs");
+        assert_eq!(named, ["src/main.rs", "src/parser.py"]);
+        let lib = &context.files[0];
+        assert_eq!(text(lib), "lib\n");
+        assert!(lib.whole());
+        assert_eq!(lib.sha256, sha256_hex(b"lib\n"));
+        assert_eq!(lib.why[0], "planned");
+        assert_eq!(context.files[1].why[0], "mentioned");
     }
 
     #[test]
     fn a_file_named_twice_is_shown_once() {
         let repo = Repo::with(&[("src/lib.rs", b"lib\n")]);
-        let issue = issue("src/lib.rs, again ./src/lib.rs and lib.rs");
-        let context = repo.build(&issue, &plan(&[("./src/lib.rs", Operation::Modify)]), 1000);
+        let context = repo.build(
+            "src/lib.rs, again ./src/lib.rs and lib.rs",
+            &plan(&[("./src/lib.rs", Operation::Modify)]),
+            1000,
+        );
         assert_eq!(paths(&context), ["src/lib.rs"]);
     }
 
+    /// A 300-line Python module whose `target` function the issue names, among filler.
+    fn long_module() -> String {
+        let mut text = String::new();
+        for i in 0..140 {
+            text.push_str(&format!("def filler_{i}():\n    return {i}\n"));
+        }
+        text.push_str("def target(values):\n    total = 0\n    for v in values:\n        total += v\n    return total\n");
+        for i in 0..8 {
+            text.push_str(&format!("X{i} = {i}\n"));
+        }
+        text
+    }
+
     #[test]
-    fn whole_files_fit_then_one_is_cut_at_a_line_and_the_rest_are_omitted() {
+    fn a_file_too_large_to_show_whole_is_shown_by_its_spans_with_lines_around_them() {
+        let module = long_module();
+        let repo = Repo::with(&[("pkg/sums.py", module.as_bytes())]);
+        let context = repo.build("`target` returns the wrong total", &plan(&[]), 400);
+        let file = context.file("pkg/sums.py").expect("the module is shown");
+        assert!(!file.whole());
+        // `target` is lines 281-285; six lines of padding each side.
+        assert_eq!(file.spans(), [Span::new(275, 291)]);
+        assert!(text(file).contains("def target(values):\n"));
+        assert_eq!(
+            file.sha256,
+            sha256_hex(module.as_bytes()),
+            "the hash is of the whole file"
+        );
+        assert!(
+            file.why.contains(&"defines target".to_string()),
+            "{:?}",
+            file.why
+        );
+    }
+
+    #[test]
+    fn a_file_too_large_for_what_is_left_is_omitted_and_smaller_ones_still_fit() {
         let repo = Repo::with(&[
-            ("a.rs", b"0123456789abcdef\n"),               // 17 bytes
-            ("b.rs", b"line one\nline two\nline three\n"), // 28 bytes
-            ("c.rs", b"c\n"),
+            ("a.rs", b"fn alpha() {}\n"),
+            ("b.rs", &[b'/'; 400]),
+            ("c.rs", b"fn gamma() {}\n"),
         ]);
         let plan = plan(&[
             ("a.rs", Operation::Modify),
             ("b.rs", Operation::Modify),
             ("c.rs", Operation::Modify),
         ]);
-        // 10 tokens = 40 bytes: a.rs whole (17), then 23 left: two lines of b.rs (18).
-        let context = repo.build(&issue(""), &plan, 10);
-        assert_eq!(paths(&context), ["a.rs", "b.rs"]);
-        assert!(!context.files[0].truncated);
-        assert_eq!(context.files[1].content, "line one\nline two\n");
-        assert!(context.files[1].truncated);
-        assert_eq!(
-            context.files[1].sha256,
-            sha256_hex(b"line one\nline two\nline three\n"),
-            "the hash is of the file on disk, not of the part shown"
-        );
-        assert_eq!(
-            context.omitted,
-            [(
-                "c.rs".to_string(),
-                "over the context budget of 10 tokens (estimated as bytes / 4)".to_string()
-            )]
-        );
-    }
-
-    #[test]
-    fn a_file_whose_first_line_does_not_fit_is_omitted_rather_than_shown_empty() {
-        let repo = Repo::with(&[("a.rs", b"a very long first line\n")]);
-        let context = repo.build(&issue(""), &plan(&[("a.rs", Operation::Modify)]), 2);
-        assert!(context.files.is_empty());
-        assert_eq!(context.omitted[0].0, "a.rs");
+        let context = repo.build("", &plan, 60);
+        assert_eq!(paths(&context), ["a.rs", "c.rs"]);
         assert!(
-            context.omitted[0]
-                .1
-                .starts_with("over the context budget of 2 tokens")
+            context.omitted.iter().any(|(path, why)| path == "b.rs"
+                && why.starts_with("over the context budget of 60 tokens"))
         );
+        assert!(context.tokens() <= 60);
     }
 
     #[test]
@@ -457,9 +518,10 @@ mod tests {
             ("ok.rs", Operation::Modify),
             ("gone.rs", Operation::Modify),
             ("logo.png", Operation::Modify),
+            (".github/workflows/ci.yml", Operation::Modify),
+            ("latin1.txt", Operation::Modify),
         ]);
-        let issue = issue("See .github/workflows/ci.yml and latin1.txt");
-        let context = repo.build(&issue, &plan, 1000);
+        let context = repo.build("", &plan, 1000);
         assert_eq!(paths(&context), ["ok.rs"]);
         assert_eq!(
             context.omitted,
@@ -476,31 +538,22 @@ mod tests {
     }
 
     #[test]
-    fn a_planned_new_file_is_simply_absent() {
-        let repo = Repo::with(&[("src/lib.rs", b"lib\n")]);
-        let context = repo.build(
-            &issue(""),
-            &plan(&[("src/new.rs", Operation::Create)]),
-            1000,
-        );
-        assert_eq!(context, Context::default());
-    }
-
-    #[test]
-    fn a_planned_new_file_that_already_exists_is_shown() {
+    fn a_planned_new_file_is_simply_absent_and_an_existing_one_shown() {
         let repo = Repo::with(&[("src/new.rs", b"already here\n")]);
-        let context = repo.build(
-            &issue(""),
-            &plan(&[("src/new.rs", Operation::Create)]),
-            1000,
-        );
-        assert_eq!(paths(&context), ["src/new.rs"]);
+        let absent = repo.build("", &plan(&[("src/other.rs", Operation::Create)]), 1000);
+        assert!(absent.file("src/other.rs").is_none());
+        assert!(absent.omitted.is_empty());
+        let present = repo.build("", &plan(&[("src/new.rs", Operation::Create)]), 1000);
+        assert_eq!(paths(&present), ["src/new.rs"]);
     }
 
     #[test]
-    fn ordinary_words_are_not_taken_for_files() {
-        let repo = Repo::with(&[("build", b"#!/bin/sh\n"), ("test", b"x\n")]);
-        let named = files_named_in(&issue("the build and test steps fail"), &repo.files);
-        assert!(named.is_empty(), "{named:?}");
+    fn a_planned_line_range_is_the_first_span_of_its_file() {
+        let module = long_module();
+        let repo = Repo::with(&[("pkg/sums.py", module.as_bytes())]);
+        let mut plan = plan(&[("pkg/sums.py", Operation::Modify)]);
+        plan.file_changes[0].line_range = Some((20, 21));
+        let context = repo.build("", &plan, 200);
+        assert_eq!(context.files[0].spans()[0], Span::new(14, 27));
     }
 }

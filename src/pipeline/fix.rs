@@ -12,28 +12,38 @@ use super::audit::{self, Review};
 use super::baseline_cache::{self, BaselineCache};
 use super::checkout::Checkout;
 use super::checks::{self, CheckRun, Comparison, Judgement, Relevance, Verdict};
-use super::context;
+use super::context::{self, Context};
 use super::issue::Issue;
 use super::json_stage::{OutputCaps, Problem, corrective_prompt};
-use super::plan::{self, Plan};
+use super::plan::{self, Plan, PlanAnswer};
 use super::prompts::{Feedback, edit_prompt};
+use super::repo_map::{LookedUp, look_up, looked_up_section, repo_map_section};
 use super::run_log::RunLog;
 use super::sanitise;
 use super::test_report::{self, CommandReport, TestReport};
 use super::triage::{self, Triage};
 use crate::config::repo::{RepoConfig, ValidationCommand};
 use crate::edits::apply::{self, ApplyError, ApplyPolicy};
-use crate::edits::detect;
 use crate::edits::paths::{self, ProjectRoot, ProtectedPaths};
+use crate::edits::{Change, EditSet, detect};
 use crate::exec::{self, Access, ExecError, Jail, Sandbox};
 use crate::failure::FailureCode;
 use crate::git::{
     BranchName, BranchOutcome, CommitKind, CommitMessage, CommitSha, FileContent, Identity,
     Workspace, slugify,
 };
+use crate::index::query::IssueQuery;
+use crate::index::retrieve::{Method, rank};
+use crate::index::{Ranking, RepoIndex};
 use crate::llm::{LlmProvider, LlmRequest, LlmResponse, ResponseSchema};
 use crate::redact::Redactor;
 use crate::telemetry::{StageClock, Stages};
+
+/// Rounds in which the planner may ask to see files or symbols before it plans.
+pub const LOOKUP_ROUNDS: usize = 2;
+
+/// Most tokens of the planner's repository map (a quarter of `pipeline.context_tokens`, at most this).
+const MAX_MAP_TOKENS: usize = 8_000;
 
 /// Most bytes of a failing command's output quoted back to the model.
 const FEEDBACK_TAIL_BYTES: usize = 6 * 1024;
@@ -204,7 +214,7 @@ fn run_name(options: &FixOptions) -> String {
     }
 }
 
-fn read_issue_file(path: &std::path::Path) -> Result<Issue, String> {
+pub fn read_issue_file(path: &std::path::Path) -> Result<Issue, String> {
     let bytes = std::fs::read(path)
         .map_err(|err| format!("cannot read the issue file {}: {err}", path.display()))?;
     let text = String::from_utf8(bytes).map_err(|_| "the issue file is not UTF-8 text")?;
@@ -351,10 +361,12 @@ impl Job<'_> {
                 format!("cannot list the files: {err}"),
             )
         })?;
+        let clock = self.start("index");
+        let located = finish_stage(clock, Ok(self.locate(&repo_files)))?;
         let clock = self.start("triage");
         let triage = finish_stage(clock, self.triage(&repo_files).await)?;
         let clock = self.start("plan");
-        let plan = finish_stage(clock, self.plan(&triage, &repo_files).await)?;
+        let plan = finish_stage(clock, self.plan(&triage, &located).await)?;
         let clock = self.start("branch");
         let (branch, outcome) = finish_stage(clock, self.branch(&triage).await)?;
         let work_base = outcome.head().clone();
@@ -362,7 +374,7 @@ impl Job<'_> {
         let result = match finish_stage(clock, self.setup()) {
             Ok(()) => match finish_stage(self.start("base"), self.check_base()) {
                 Ok(()) => {
-                    self.edit_until_accepted(&plan, &repo_files, &work_base)
+                    self.edit_until_accepted(&plan, &located.ranking, &work_base)
                         .await
                 }
                 Err(failed) => Err(failed),
@@ -405,17 +417,92 @@ impl Job<'_> {
         Ok(triage)
     }
 
-    async fn plan(&mut self, triage: &Triage, repo_files: &[String]) -> Result<Plan, Failed> {
+    /// Indexes the work tree and ranks its files and spans for the issue, without the model.
+    fn locate(&self, repo_files: &[String]) -> Located {
+        let started = Instant::now();
+        let issue = &self.ready.issue;
+        let index = RepoIndex::build(self.ready.workspace.root(), repo_files);
+        let ranking = rank(
+            &index,
+            &IssueQuery::parse(&issue.title, &issue.body),
+            Method::Full,
+        );
+        let top: Vec<&str> = ranking
+            .files
+            .iter()
+            .take(5)
+            .map(|f| f.path.as_str())
+            .collect();
+        self.log.line(&format!(
+            "index: {} files in {} ms; ranked first: {}",
+            repo_files.len(),
+            started.elapsed().as_millis(),
+            top.join(", ")
+        ));
+        Located { index, ranking }
+    }
+
+    /// Asks for the plan, showing the repository map; the planner may first ask to see up to
+    /// [`LOOKUP_ROUNDS`] rounds of files or symbols by name.
+    async fn plan(&mut self, triage: &Triage, located: &Located) -> Result<Plan, Failed> {
         let ready = self.ready;
-        let prompt = plan::prompt(&ready.issue, triage, repo_files, &ready.instructions);
+        let map_tokens = (self.options.context_tokens / 4).min(MAX_MAP_TOKENS);
+        let map = repo_map_section(
+            &located.index,
+            &located.ranking,
+            &ready.protected,
+            map_tokens,
+        );
+        let mut looked_up: Vec<LookedUp> = Vec::new();
+        for round in 0..=LOOKUP_ROUNDS {
+            let lookups_left = LOOKUP_ROUNDS - round;
+            match self
+                .plan_round(triage, &map, &looked_up, lookups_left)
+                .await?
+            {
+                PlanAnswer::Plan(plan) => return self.planned(plan),
+                PlanAnswer::Need(names) => {
+                    self.log
+                        .line(&format!("plan: asked to see {}", names.join(", ")));
+                    looked_up.extend(look_up(&located.index, &ready.protected, &names));
+                }
+            }
+        }
+        Err(Failed::new(
+            FailureCode::LlmOutputInvalid,
+            "plan",
+            "the planner kept asking to see more instead of planning",
+        ))
+    }
+
+    async fn plan_round(
+        &mut self,
+        triage: &Triage,
+        map: &str,
+        looked_up: &[LookedUp],
+        lookups_left: usize,
+    ) -> Result<PlanAnswer, Failed> {
+        let ready = self.ready;
+        let prompt = plan::prompt(
+            &ready.issue,
+            triage,
+            map,
+            &looked_up_section(looked_up),
+            &ready.instructions,
+            lookups_left,
+        );
         let cap = self.options.output_caps.plan;
         let title = ready.issue.title.clone();
+        let may_ask = lookups_left > 0;
         // A plan naming a path outside the repository or a protected one is asked for once
         // more, naming the path; a second such plan ends the job as a scope violation.
         let out_of_scope: std::cell::RefCell<Option<String>> = Default::default();
         let asked = self
-            .ask_json("plan", prompt, plan::schema(), cap, |text| {
-                let plan = plan::parse(text, &title)?;
+            .ask_json("plan", prompt, plan::schema(may_ask), cap, |text| {
+                let plan = match plan::parse_answer(text, &title, may_ask)? {
+                    PlanAnswer::Plan(plan) => plan,
+                    need => return Ok(need),
+                };
                 *out_of_scope.borrow_mut() = None;
                 plan::check(&plan, &ready.root, &ready.protected).map_err(|(path, reason)| {
                     let refusal = format!("the plan touches `{path}`: {reason}");
@@ -428,20 +515,22 @@ impl Job<'_> {
                         ),
                     )
                 })?;
-                Ok(plan)
+                Ok(PlanAnswer::Plan(plan))
             })
             .await;
-        let plan = match (asked, out_of_scope.into_inner()) {
-            (Ok(plan), _) => plan,
-            (Err(_), Some(refusal)) => {
-                return Err(Failed::new(
-                    FailureCode::WriteScopeViolation,
-                    "plan",
-                    refusal,
-                ));
-            }
-            (Err(failed), None) => return Err(failed),
-        };
+        match (asked, out_of_scope.into_inner()) {
+            (Ok(answer), _) => Ok(answer),
+            (Err(_), Some(refusal)) => Err(Failed::new(
+                FailureCode::WriteScopeViolation,
+                "plan",
+                refusal,
+            )),
+            (Err(failed), None) => Err(failed),
+        }
+    }
+
+    /// Records the plan the planner settled on.
+    fn planned(&mut self, plan: Plan) -> Result<Plan, Failed> {
         self.summary.plan_steps = plan.plan_steps.clone();
         self.log
             .write_json("PLAN.json", &plan)
@@ -515,7 +604,7 @@ impl Job<'_> {
     async fn edit_until_accepted(
         &mut self,
         plan: &Plan,
-        repo_files: &[String],
+        ranking: &Ranking,
         work_base: &CommitSha,
     ) -> Result<(), Failed> {
         let config = &self.ready.config;
@@ -529,7 +618,7 @@ impl Job<'_> {
         loop {
             let stage = if feedback.is_none() { "edit" } else { "repair" };
             let clock = self.start(stage);
-            let edited = self.edit(stage, plan, repo_files, feedback.as_ref()).await;
+            let edited = self.edit(stage, plan, ranking, feedback.as_ref()).await;
             match &edited {
                 Ok(Ok(())) => clock.ok(),
                 Ok(Err((refused, _))) | Err(refused) => clock.failed(&refused.reason),
@@ -619,16 +708,15 @@ impl Job<'_> {
         &mut self,
         stage: &'static str,
         plan: &Plan,
-        repo_files: &[String],
+        ranking: &Ranking,
         feedback: Option<&Feedback>,
     ) -> Result<Result<(), (Failed, Feedback)>, Failed> {
         let ready = self.ready;
         let context = context::build(
             &ready.root,
             &ready.protected,
-            &ready.issue,
             plan,
-            repo_files,
+            ranking,
             self.options.context_tokens,
         );
         let prompt = edit_prompt(&ready.issue, plan, &context, &ready.instructions, feedback);
@@ -676,6 +764,9 @@ impl Job<'_> {
                     planned.join(", ")
                 ),
             );
+        }
+        if let Some(refusal) = whole_write_of_a_part(&edits, &context) {
+            return refused(FailureCode::InvalidDiff, refusal);
         }
         let policy = ApplyPolicy::new(ready.protected.clone());
         match apply::apply(&ready.root, &edits, &policy) {
@@ -1343,6 +1434,35 @@ fn listed<'a>(names: impl IntoIterator<Item = &'a String>) -> String {
     } else {
         names.join(", ")
     }
+}
+
+/// The index of the work tree and the files and spans it ranks for the issue.
+struct Located {
+    index: RepoIndex,
+    ranking: Ranking,
+}
+
+/// Why a whole-file answer for a file shown only in part cannot be applied: it would drop
+/// every line the model did not see.
+fn whole_write_of_a_part(edits: &EditSet, context: &Context) -> Option<String> {
+    edits.edits.iter().find_map(|edit| {
+        let Change::Write { .. } = edit.change else {
+            return None;
+        };
+        let path = paths::normalise(&edit.path).ok()?;
+        let file = context.file(&path).filter(|file| !file.whole())?;
+        let shown: Vec<String> = file
+            .spans()
+            .iter()
+            .map(|span| format!("{}-{}", span.start, span.end))
+            .collect();
+        Some(format!(
+            "`{path}` was shown only in part (lines {} of {}), so a whole-file answer would drop \
+             the rest; send SEARCH/REPLACE blocks for the lines you change",
+            shown.join(", "),
+            file.total_lines
+        ))
+    })
 }
 
 /// Stops `clock` as `result` says: a failure with its code and reason.

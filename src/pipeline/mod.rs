@@ -12,8 +12,10 @@ pub mod issue;
 pub mod json_stage;
 pub mod plan;
 pub mod prompts;
+pub mod repo_map;
 mod run_log;
 pub mod sanitise;
+pub mod sections;
 pub mod test_report;
 pub mod triage;
 

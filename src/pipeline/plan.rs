@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::StageOutputError;
 use super::answer::{self, Fields, describe};
 use super::issue::Issue;
-use super::prompts::{file_list_section, instructions_section, issue_section};
+use super::sections::{instructions_section, issue_section};
 use super::triage::Triage;
 use crate::edits::paths::{self, PathRefusal, ProjectRoot, ProtectedPaths};
 use crate::git::CommitKind;
@@ -15,6 +15,10 @@ use crate::llm::ResponseSchema;
 
 const INTRO: &str = include_str!("prompts/plan.md");
 const ANSWER: &str = include_str!("prompts/plan_answer.md");
+const LOOKUP: &str = include_str!("prompts/plan_lookup.md");
+
+/// Most names one look-up answer may list.
+pub const MAX_NEEDED_NAMES: usize = 8;
 
 const STAGE: &str = "plan";
 
@@ -48,18 +52,56 @@ pub struct Plan {
     pub scope: Option<String>,
 }
 
-pub fn prompt(issue: &Issue, triage: &Triage, repo_files: &[String], instructions: &str) -> String {
+impl Plan {
+    /// No plan yet: what the context holds before the planner has named any file.
+    pub fn none() -> Plan {
+        Plan {
+            branch_name: None,
+            plan_steps: Vec::new(),
+            file_changes: Vec::new(),
+            commit_summary: String::new(),
+            scope: None,
+        }
+    }
+}
+
+/// What the planner answered: the plan, or the files and symbols it wants to see first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanAnswer {
+    Plan(Plan),
+    Need(Vec<String>),
+}
+
+/// The plan prompt: the issue, the triage, the instructions, the repository map (`map`, as
+/// rendered for the planner) and what earlier look-ups showed (`looked_up`); while
+/// `lookups_left` is above zero the planner may answer with names to see instead of a plan.
+pub fn prompt(
+    issue: &Issue,
+    triage: &Triage,
+    map: &str,
+    looked_up: &str,
+    instructions: &str,
+    lookups_left: usize,
+) -> String {
     let mut prompt = String::from(INTRO);
     prompt.push_str(&issue_section(issue));
     prompt.push_str(&triage_section(triage));
     prompt.push_str(&instructions_section(instructions));
-    prompt.push_str(&file_list_section(repo_files));
+    prompt.push_str(map);
+    prompt.push_str(looked_up);
     prompt.push_str("\n## Answer\n");
     prompt.push_str(ANSWER);
     prompt.push_str(&format!(
         "- The commit subject will read `{}(<scope>): <commit_summary>`.\n",
         triage.classification
     ));
+    if lookups_left > 0 {
+        prompt.push_str(LOOKUP);
+        prompt.push_str(&format!(
+            "  you may ask {lookups_left} more time{}, and should plan as soon as you can.\n",
+            if lookups_left == 1 { "" } else { "s" }
+        ));
+    }
     prompt
 }
 
@@ -78,9 +120,10 @@ fn triage_section(triage: &Triage) -> String {
 }
 
 /// The JSON Schema of the answer [`parse`] reads, sent to providers that enforce one.
-pub fn schema() -> ResponseSchema {
+/// With `may_ask`, `need` (names to look up) is allowed beside the plan.
+pub fn schema(may_ask: bool) -> ResponseSchema {
     let text = json!({"type": "string"});
-    ResponseSchema {
+    let mut schema = ResponseSchema {
         name: STAGE.into(),
         schema: json!({
             "type": "object",
@@ -110,7 +153,45 @@ pub fn schema() -> ResponseSchema {
             },
             "required": ["file_changes"]
         }),
+    };
+    if may_ask {
+        schema.schema["properties"]["need"] = json!({
+            "type": "array",
+            "items": {"type": "string"},
+            "maxItems": MAX_NEEDED_NAMES
+        });
     }
+    schema
+}
+
+/// Reads a plan; when `may_ask`, a plan with a non-empty `need` (names to look up) is read as
+/// that look-up instead, its file changes only a first guess. Without look-ups left, `need` is
+/// ignored and the plan is taken.
+pub fn parse_answer(
+    text: &str,
+    issue_title: &str,
+    may_ask: bool,
+) -> Result<PlanAnswer, StageOutputError> {
+    let object = answer::object(STAGE, text)?;
+    let fields = Fields::new(STAGE, &object);
+    let needed: Vec<String> = fields
+        .optional("need")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .map(str::to_owned)
+                .take(MAX_NEEDED_NAMES)
+                .collect()
+        })
+        .unwrap_or_default();
+    if may_ask && !needed.is_empty() {
+        return Ok(PlanAnswer::Need(needed));
+    }
+    parse(text, issue_title).map(PlanAnswer::Plan)
 }
 
 /// Reads what the pipeline acts on, the file changes; `plan_steps`, `commit_summary` and
@@ -399,8 +480,12 @@ mod tests {
     #[test]
     fn the_schema_says_what_the_parser_reads() {
         let full: Value = serde_json::from_str(ANSWER).unwrap();
-        crate::pipeline::json_stage::assert_schema_matches_parser(&schema().schema, &full, parse);
-        let change = &schema().schema["properties"]["file_changes"]["items"];
+        crate::pipeline::json_stage::assert_schema_matches_parser(
+            &schema(false).schema,
+            &full,
+            parse,
+        );
+        let change = &schema(false).schema["properties"]["file_changes"]["items"];
         let mut item = full["file_changes"][0].clone();
         item.as_object_mut().unwrap().remove("line_range");
         for name in ["path", "operation"] {
@@ -696,5 +781,28 @@ mod tests {
                 }
             ))
         );
+    }
+
+    #[test]
+    fn a_planner_with_look_ups_left_may_ask_to_see_more_first() {
+        let asked = r#"{"need": ["src/lib.rs", " Parser.parse ", ""], "file_changes": [{"path": "src/lib.rs", "operation": "MODIFY"}]}"#;
+        assert_eq!(
+            parse_answer(asked, "t", true).unwrap(),
+            PlanAnswer::Need(vec!["src/lib.rs".into(), "Parser.parse".into()])
+        );
+        let PlanAnswer::Plan(plan) = parse_answer(asked, "title of the issue", false).unwrap()
+        else {
+            panic!("without look-ups left the plan is taken");
+        };
+        assert_eq!(plan.file_changes[0].path, "src/lib.rs");
+        let error = parse_answer(r#"{"need": ["x"]}"#, "t", false).unwrap_err();
+        assert_eq!(error.to_string(), "plan: \"file_changes\" is missing");
+    }
+
+    #[test]
+    fn only_a_planner_with_look_ups_left_is_offered_need_in_its_schema() {
+        assert!(schema(true).schema["properties"]["need"].is_object());
+        assert!(schema(false).schema["properties"].get("need").is_none());
+        assert_eq!(schema(true).schema["required"], json!(["file_changes"]));
     }
 }

@@ -1,17 +1,14 @@
 //! The edit stage's prompt: issue, plan, context files with their hashes, the repository's
 //! instructions, and on repair rounds the validation failure or the reviewer's must-fix items.
-//! Also the sections every stage's prompt shares (the issue, the instructions, the file list).
 
 use super::context::Context;
 use super::issue::Issue;
 use super::plan::{FileChange, Operation, Plan};
+use super::sections::{fenced, instructions_section, issue_section};
 
 const EDIT_INTRO: &str = include_str!("prompts/edit.md");
 const SEARCH_REPLACE_CONTRACT: &str = include_str!("prompts/edit_search_replace.md");
 const UDIFF_CONTRACT: &str = include_str!("prompts/edit_udiff.md");
-
-/// The most repository paths a prompt lists; the rest are counted, not named.
-pub const MAX_LISTED_FILES: usize = 2_000;
 
 /// What the previous round is telling this one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,52 +77,6 @@ fn edit_contract(plan: &Plan) -> &'static str {
     }
 }
 
-/// The issue: its number and title as a heading, its labels, its body in a fence so that
-/// Markdown headings inside it cannot pass for sections of the prompt.
-pub(super) fn issue_section(issue: &Issue) -> String {
-    let mut section = match issue.number {
-        Some(number) => format!("\n## Issue #{number}: {}\n", issue.title),
-        None => format!("\n## Issue: {}\n", issue.title),
-    };
-    if !issue.labels.is_empty() {
-        section.push_str(&format!("Labels: {}\n", issue.labels.join(", ")));
-    }
-    if issue.body.trim().is_empty() {
-        section.push_str("(The issue has no description beyond its title.)\n");
-    } else {
-        section.push_str(&fenced("", &issue.body));
-    }
-    section
-}
-
-/// The repository's instruction files (AGENTS.md and the like), when it has any.
-pub(super) fn instructions_section(instructions: &str) -> String {
-    if instructions.trim().is_empty() {
-        return String::new();
-    }
-    format!(
-        "\n## Repository instructions\nThe maintainers' guidance for contributors; follow it \
-         where it applies.\n{}",
-        fenced("", instructions.trim_end())
-    )
-}
-
-/// The repository's files, one path a line, at most [`MAX_LISTED_FILES`] of them.
-pub(super) fn file_list_section(repo_files: &[String]) -> String {
-    let mut section = format!("\n## Repository files ({})\n", repo_files.len());
-    for path in repo_files.iter().take(MAX_LISTED_FILES) {
-        section.push_str(path);
-        section.push('\n');
-    }
-    if repo_files.len() > MAX_LISTED_FILES {
-        section.push_str(&format!(
-            "(and {} more files not listed)\n",
-            repo_files.len() - MAX_LISTED_FILES
-        ));
-    }
-    section
-}
-
 /// The plan: its steps, numbered, and the file changes it announced.
 pub(super) fn plan_section(plan: &Plan) -> String {
     let mut section = String::from("\n## Plan\n");
@@ -159,12 +110,24 @@ fn context_section(context: &Context) -> String {
     }
     for file in &context.files {
         section.push_str(&format!("\n### {}\nsha256: {}\n", file.path, file.sha256));
-        section.push_str(&fenced("", &file.content));
-        if file.truncated {
-            section.push_str(&format!(
-                "(Cut after line {} to fit the context budget; the file goes on.)\n",
-                file.content.lines().count()
-            ));
+        if file.whole() {
+            section.push_str(&fenced("", &file.pieces[0].text));
+            continue;
+        }
+        let shown: Vec<String> = file
+            .pieces
+            .iter()
+            .map(|piece| format!("{}-{}", piece.span.start, piece.span.end))
+            .collect();
+        section.push_str(&format!(
+            "Only lines {} of its {} are shown; change only those lines, with SEARCH/REPLACE \
+             blocks or a diff (never the whole file).\n",
+            shown.join(", "),
+            file.total_lines
+        ));
+        for piece in &file.pieces {
+            section.push_str(&format!("Lines {}-{}:\n", piece.span.start, piece.span.end));
+            section.push_str(&fenced("", &piece.text));
         }
     }
     if !context.omitted.is_empty() {
@@ -231,27 +194,12 @@ fn feedback_section(feedback: &Feedback) -> String {
     section
 }
 
-/// `text` in a code fence long enough that no backtick run inside it can close it early.
-pub(super) fn fenced(info: &str, text: &str) -> String {
-    let longest_run = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or_default();
-    let fence = "`".repeat(longest_run.max(2) + 1);
-    let newline = if text.ends_with('\n') || text.is_empty() {
-        ""
-    } else {
-        "\n"
-    };
-    format!("{fence}{info}\n{text}{newline}{fence}\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::edits::{Change, EditFormat, detect, search_replace, udiff};
-    use crate::pipeline::context::ContextFile;
+    use crate::index::Span;
+    use crate::pipeline::context::{ContextFile, Piece};
 
     fn plan(changes: &[(&str, Operation)]) -> Plan {
         Plan {
@@ -277,49 +225,6 @@ mod tests {
             body: "It breaks.".into(),
             labels: vec![],
         }
-    }
-
-    #[test]
-    fn a_fence_outgrows_the_backticks_inside_the_text() {
-        assert_eq!(fenced("", "plain"), "```\nplain\n```\n");
-        assert_eq!(
-            fenced("", "a\n```rust\nb\n```\n"),
-            "````\na\n```rust\nb\n```\n````\n"
-        );
-        assert_eq!(
-            fenced("diff", "x ````` y"),
-            "``````diff\nx ````` y\n``````\n"
-        );
-    }
-
-    #[test]
-    fn a_long_file_list_is_cut_and_the_rest_counted() {
-        let files: Vec<String> = (0..MAX_LISTED_FILES + 5)
-            .map(|i| format!("f{i}.rs"))
-            .collect();
-        let section = file_list_section(&files);
-        assert!(section.starts_with("\n## Repository files (2005)\nf0.rs\n"));
-        assert!(section.contains("f1999.rs\n(and 5 more files not listed)\n"));
-        assert!(!section.contains("f2000.rs"));
-    }
-
-    #[test]
-    fn an_issue_without_number_labels_or_body_still_reads_well() {
-        let section = issue_section(&Issue {
-            number: None,
-            title: "Add a --verbose flag".into(),
-            body: String::new(),
-            labels: vec![],
-        });
-        assert_eq!(
-            section,
-            "\n## Issue: Add a --verbose flag\n(The issue has no description beyond its title.)\n"
-        );
-    }
-
-    #[test]
-    fn empty_instructions_leave_no_section() {
-        assert_eq!(instructions_section(" \n"), "");
     }
 
     #[test]
@@ -396,15 +301,21 @@ mod tests {
     }
 
     #[test]
-    fn a_truncated_file_says_where_it_was_cut() {
+    fn a_file_shown_in_part_says_which_lines_and_how_to_edit_them() {
         let context = Context {
             files: vec![ContextFile {
                 path: "big.rs".into(),
-                content: "a\nb\n".into(),
                 sha256: "00".into(),
-                truncated: true,
+                total_lines: 90,
+                pieces: vec![Piece {
+                    span: Span::new(10, 11),
+                    text: "a\nb\n".into(),
+                }],
+                rank: Some(1),
+                why: vec!["planned".into()],
             }],
             omitted: vec![("huge.bin".into(), "binary file".into())],
+            max_tokens: 100,
         };
         let prompt = edit_prompt(
             &issue(),
@@ -413,7 +324,11 @@ mod tests {
             "",
             None,
         );
-        assert!(prompt.contains("(Cut after line 2 to fit the context budget; the file goes on.)"));
+        assert!(
+            prompt.contains("Only lines 10-11 of its 90 are shown"),
+            "{prompt}"
+        );
+        assert!(prompt.contains("Lines 10-11:\n```\na\nb\n```\n"));
         assert!(prompt.contains("Not shown:\n- huge.bin: binary file\n"));
     }
 

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::StageOutputError;
 use super::answer::{self, Fields};
 use super::issue::Issue;
-use super::prompts::{file_list_section, instructions_section, issue_section};
+use super::sections::{file_list_section, instructions_section, issue_section};
 use crate::git::CommitKind;
 use crate::llm::ResponseSchema;
 

@@ -1,0 +1,165 @@
+//! What the planner sees of the repository: a map of the files ranked for the issue with their
+//! definitions' first lines, within a token budget, and the answers to the look-ups it asked for
+//! (files or symbols by name, read-only, protected paths never shown).
+
+use crate::edits::paths::ProtectedPaths;
+use crate::index::lookup::{self, Place};
+use crate::index::{Ranking, RepoIndex};
+
+use super::context::BYTES_PER_TOKEN;
+use super::sections::fenced;
+
+/// Most names one look-up round may ask for.
+pub const MAX_NAMES_PER_LOOKUP: usize = 8;
+/// Most tokens one looked-up name shows.
+pub const MAX_TOKENS_PER_NAME: usize = 2_000;
+/// Most definitions listed under one file of the map.
+const MAX_SIGNATURES_PER_FILE: usize = 40;
+
+/// The map: ranked files with their definitions (indented by nesting) while the budget lasts,
+/// then more ranked paths alone, then how many files there are in all.
+pub fn repo_map_section(
+    index: &RepoIndex,
+    ranking: &Ranking,
+    protected: &ProtectedPaths,
+    max_tokens: usize,
+) -> String {
+    let total = index.documents().len();
+    let mut section = format!(
+        "\n## Repository map\nThe files most related to the issue, best first, with the first line \
+         of each definition ({total} files in the repository).\n"
+    );
+    let mut left = max_tokens * BYTES_PER_TOKEN;
+    let mut listed = 0;
+    let mut paths_only = false;
+    for file in &ranking.files {
+        if protected.rule_for(&file.path, false).is_some() {
+            continue;
+        }
+        let mut entry = format!("{}\n", file.path);
+        if !paths_only {
+            if let Some(id) = index.id_of(&file.path) {
+                for symbol in index.symbols(id).iter().take(MAX_SIGNATURES_PER_FILE) {
+                    let indent = "  ".repeat(symbol.depth as usize + 1);
+                    entry.push_str(&format!("{indent}{}: {}\n", symbol.start, symbol.signature));
+                }
+            }
+            if entry.len() > left / 2 {
+                // The rest of the map names files only, so that more of the ranking fits.
+                paths_only = true;
+                entry = format!("{}\n", file.path);
+            }
+        }
+        if entry.len() > left {
+            break;
+        }
+        left -= entry.len();
+        section.push_str(&entry);
+        listed += 1;
+    }
+    if listed < total {
+        section.push_str(&format!(
+            "({} more files not listed; ask for any file or symbol by name)\n",
+            total - listed
+        ));
+    }
+    section
+}
+
+/// What one asked-for name turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookedUp {
+    pub name: String,
+    /// The places shown, with their text, or why nothing is shown.
+    pub found: Result<Vec<(Place, String)>, String>,
+}
+
+/// Resolves each name (at most [`MAX_NAMES_PER_LOOKUP`]) to what can be shown of it.
+pub fn look_up(index: &RepoIndex, protected: &ProtectedPaths, names: &[String]) -> Vec<LookedUp> {
+    names
+        .iter()
+        .take(MAX_NAMES_PER_LOOKUP)
+        .map(|name| LookedUp {
+            name: name.clone(),
+            found: resolve(index, protected, name),
+        })
+        .collect()
+}
+
+fn resolve(
+    index: &RepoIndex,
+    protected: &ProtectedPaths,
+    name: &str,
+) -> Result<Vec<(Place, String)>, String> {
+    let places = lookup::find(index, name);
+    if places.is_empty() {
+        return Err("no file or definition by that name".into());
+    }
+    let mut shown = Vec::new();
+    let mut left = MAX_TOKENS_PER_NAME * BYTES_PER_TOKEN;
+    for place in places {
+        if let Some(rule) = protected.rule_for(&place.path, false) {
+            return Err(format!("the path is protected (rule `{rule}`)"));
+        }
+        let Some(id) = index.id_of(&place.path) else {
+            continue;
+        };
+        let Some(text) = index.text(id) else {
+            return Err(format!("`{}` is not a readable text file", place.path));
+        };
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let (start, end) = match place.span {
+            Some(span) => (span.start as usize, (span.end as usize).min(lines.len())),
+            None => (1, lines.len()),
+        };
+        let mut part = String::new();
+        for line in lines.iter().take(end).skip(start.saturating_sub(1)) {
+            if part.len() + line.len() > left {
+                break;
+            }
+            part.push_str(line);
+        }
+        left -= part.len();
+        shown.push((place, part));
+        if left == 0 {
+            break;
+        }
+    }
+    Ok(shown)
+}
+
+/// The look-ups so far, in the order asked.
+pub fn looked_up_section(looked_up: &[LookedUp]) -> String {
+    if looked_up.is_empty() {
+        return String::new();
+    }
+    let mut section = String::from("\n## What you asked to see\n");
+    for item in looked_up {
+        match &item.found {
+            Err(why) => section.push_str(&format!("\n### `{}`: {why}\n", item.name)),
+            Ok(places) => {
+                for (place, text) in places {
+                    let lines = text.lines().count();
+                    let heading = match place.span {
+                        Some(span) => format!(
+                            "\n### `{}`: {} lines {}-{}\n",
+                            item.name,
+                            place.path,
+                            span.start,
+                            span.start as usize + lines.saturating_sub(1)
+                        ),
+                        None => format!(
+                            "\n### `{}`: {} ({lines} line{})\n",
+                            item.name,
+                            place.path,
+                            if lines == 1 { "" } else { "s" }
+                        ),
+                    };
+                    section.push_str(&heading);
+                    section.push_str(&fenced("", text));
+                }
+            }
+        }
+    }
+    section
+}
