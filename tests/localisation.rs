@@ -317,3 +317,81 @@ fn a_symlink_out_of_the_work_tree_is_not_indexed() {
     );
     assert!(Path::new(&repo_dir.path().join("link.py")).exists());
 }
+
+/// `autofix context --json` on `repo` for `issue`, within `tokens`.
+fn context_json(repo: &Repo, issue: &str, tokens: &str) -> serde_json::Value {
+    let issue_file = repo.dir.path().join("issue.md");
+    fs::write(&issue_file, issue).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_autofix"))
+        .args([
+            "context", "--tokens", tokens, "--limit", "1", "--json", "--repo",
+        ])
+        .arg(repo.dir.path())
+        .arg("--issue-file")
+        .arg(&issue_file)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn autofix_context_prints_the_ranked_files_and_spans_as_json() {
+    let mut files = shop();
+    files.push(("stats/mean.py", long_module()));
+    let repo = Repo::with(&files);
+    let issue = "average fails on an empty list\n\n`average([])` raises ZeroDivisionError\n";
+
+    let report = context_json(&repo, issue, "300");
+    let first = &report["files"][0];
+    assert_eq!(first["path"], "stats/mean.py");
+    assert_eq!(first["rank"], 1);
+    assert_eq!(first["in_context"], true);
+    assert!(
+        first["why"]
+            .as_array()
+            .unwrap()
+            .contains(&"defines average".into())
+    );
+    let span = &first["spans"][0];
+    assert!(
+        span[0].as_u64().unwrap() <= 601 && span[1].as_u64().unwrap() >= 602,
+        "{report}"
+    );
+    assert!(report["tokens"].as_u64().unwrap() <= 300);
+    assert_eq!(report["files"].as_array().unwrap().len(), 1, "--limit 1");
+
+    // Within 20 tokens nothing fits, and the ranking is still listed to be judged.
+    let report = context_json(&repo, issue, "20");
+    let first = &report["files"][0];
+    assert_eq!(first["path"], "stats/mean.py");
+    assert_eq!(first["in_context"], false, "{report}");
+    assert_eq!(
+        first["tokens"],
+        long_module().len().div_ceil(4),
+        "the whole file's tokens"
+    );
+    assert_eq!(report["tokens"], 0);
+}
+
+#[test]
+fn autofix_context_says_what_is_wrong_with_a_missing_issue_file() {
+    let repo = Repo::with(&shop());
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_autofix"))
+        .args(["context", "--tokens", "300", "--repo"])
+        .arg(repo.dir.path())
+        .args(["--issue-file", "/nonexistent/issue.md"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("autofix context: cannot read the issue file /nonexistent/issue.md"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "one clear line: {stderr}");
+}

@@ -29,7 +29,7 @@ pub struct Document {
     pub path: String,
     pub kind: FileKind,
     pub language: Option<Language>,
-    /// Bytes on disk; text files only are read.
+    /// Bytes on disk (a symlink's own size).
     pub bytes: u64,
     /// Whether its words are in the lexical index (a readable text file, not too large).
     pub indexed: bool,
@@ -62,7 +62,7 @@ impl RepoIndex {
             .map_or(1, |n| n.get())
             .clamp(1, 2);
         let chunk = documents.len().div_ceil(threads).max(1);
-        let (mut lexical, documents) = std::thread::scope(|scope| {
+        let (lexical, documents) = std::thread::scope(|scope| {
             let handles: Vec<_> = documents
                 .chunks(chunk)
                 .enumerate()
@@ -80,9 +80,6 @@ impl RepoIndex {
             }
             (lexical, read)
         });
-        if documents.is_empty() {
-            lexical = LexicalIndex::with_documents(0);
-        }
         let by_path = documents
             .iter()
             .enumerate()
@@ -140,7 +137,7 @@ impl RepoIndex {
         parsed
     }
 
-    /// Bytes the index holds, roughly (paths, the lexical index, parsed symbols).
+    /// Bytes the index holds, roughly (its paths and the lexical index).
     pub fn approximate_bytes(&self) -> usize {
         let paths: usize = self.documents.iter().map(|d| d.path.len() * 2 + 96).sum();
         paths + self.lexical.approximate_bytes()
@@ -160,10 +157,14 @@ fn index_slice(
     let mut read = Vec::with_capacity(slice.len());
     for (offset, document) in slice.iter().enumerate() {
         let mut document = document.clone();
-        if let Some((text, bytes)) = read_text(&root.join(&document.path)) {
-            document.bytes = bytes;
-            document.indexed = true;
-            lexical.add((first + offset) as u32, &text, &mut scratch, &mut counts);
+        let path = root.join(&document.path);
+        match read_text(&path) {
+            Some((text, bytes)) => {
+                document.bytes = bytes;
+                document.indexed = true;
+                lexical.add((first + offset) as u32, &text, &mut scratch, &mut counts);
+            }
+            None => document.bytes = std::fs::symlink_metadata(&path).map_or(0, |m| m.len()),
         }
         read.push(document);
     }
