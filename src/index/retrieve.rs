@@ -105,45 +105,43 @@ struct Signals {
 
 /// Ranks the repository's files for `query`.
 pub fn rank(index: &RepoIndex, query: &IssueQuery, method: Method) -> Ranking {
-    let mut signals: HashMap<u32, Signals> = HashMap::new();
     let names = PathNames::new(index);
-    if method != Method::Bm25 {
-        for (order, mention) in query.mentions.iter().enumerate() {
-            let found = names.resolve(mention, index);
-            let strength = mention_strength(mention, found.len());
-            for id in found {
-                let entry = signals.entry(id).or_default();
-                entry.mentioned = entry.mentioned.max(strength);
-                entry.first_mention.get_or_insert(order);
-            }
-        }
+    match method {
+        Method::Mentions => by_mentions(index, mention_signals(index, query, &names)),
+        Method::Bm25 => by_words(index, bm25_signals(index, query)),
+        Method::Full => by_every_signal(index, query, &names),
     }
-    if method == Method::Mentions {
-        let mut files: Vec<(u32, Signals)> = signals.into_iter().collect();
-        files.sort_by_key(|(id, s)| (s.first_mention, *id));
-        return Ranking {
-            files: files
-                .into_iter()
-                .map(|(id, _)| ranked(index, id, 1.0, vec!["mentioned".into()]))
-                .collect(),
-        };
+}
+
+/// The mentioned files, in order of first mention.
+fn by_mentions(index: &RepoIndex, signals: HashMap<u32, Signals>) -> Ranking {
+    let mut files: Vec<(u32, Signals)> = signals.into_iter().collect();
+    files.sort_by_key(|(id, s)| (s.first_mention, *id));
+    Ranking {
+        files: files
+            .into_iter()
+            .map(|(id, _)| ranked(index, id, 1.0, vec!["mentioned".into()]))
+            .collect(),
     }
-    let bm25 = index.lexical().scores(&query.terms);
-    let best = bm25.values().copied().fold(0.0f32, f32::max);
-    for (id, score) in &bm25 {
-        if best > 0.0 {
-            signals.entry(*id).or_default().bm25 = score / best;
-        }
+}
+
+/// The files by their BM25 score alone.
+fn by_words(index: &RepoIndex, signals: HashMap<u32, Signals>) -> Ranking {
+    let mut files: Vec<(u32, f32)> = signals.iter().map(|(id, s)| (*id, s.bm25)).collect();
+    sort_by_score(&mut files);
+    Ranking {
+        files: files
+            .into_iter()
+            .map(|(id, score)| ranked(index, id, score, vec!["bm25".into()]))
+            .collect(),
     }
-    if method == Method::Bm25 {
-        let mut files: Vec<(u32, f32)> = signals.iter().map(|(id, s)| (*id, s.bm25)).collect();
-        sort_by_score(&mut files);
-        return Ranking {
-            files: files
-                .into_iter()
-                .map(|(id, score)| ranked(index, id, score, vec!["bm25".into()]))
-                .collect(),
-        };
+}
+
+/// Every signal added up, then the spans of the first [`SPAN_FILES`] files.
+fn by_every_signal(index: &RepoIndex, query: &IssueQuery, names: &PathNames) -> Ranking {
+    let mut signals = mention_signals(index, query, names);
+    for (id, words) in bm25_signals(index, query) {
+        signals.entry(id).or_default().bm25 = words.bm25;
     }
     for frame in &query.frames {
         for id in names.resolve(&frame.path, index) {
@@ -178,6 +176,42 @@ pub fn rank(index: &RepoIndex, query: &IssueQuery, method: Method) -> Ranking {
         files.push(file);
     }
     Ranking { files }
+}
+
+/// The files the issue mentions, each with how surely and when it was first mentioned.
+fn mention_signals(
+    index: &RepoIndex,
+    query: &IssueQuery,
+    names: &PathNames,
+) -> HashMap<u32, Signals> {
+    let mut signals: HashMap<u32, Signals> = HashMap::new();
+    for (order, mention) in query.mentions.iter().enumerate() {
+        let found = names.resolve(mention, index);
+        let strength = mention_strength(mention, found.len());
+        for id in found {
+            let entry = signals.entry(id).or_default();
+            entry.mentioned = entry.mentioned.max(strength);
+            entry.first_mention.get_or_insert(order);
+        }
+    }
+    signals
+}
+
+/// Every file's BM25 score for the issue's words, relative to the best one.
+fn bm25_signals(index: &RepoIndex, query: &IssueQuery) -> HashMap<u32, Signals> {
+    let scores = index.lexical().scores(&query.terms);
+    let best = scores.values().copied().fold(0.0f32, f32::max);
+    scores
+        .into_iter()
+        .filter(|_| best > 0.0)
+        .map(|(id, score)| {
+            let signals = Signals {
+                bm25: score / best,
+                ..Signals::default()
+            };
+            (id, signals)
+        })
+        .collect()
 }
 
 /// How surely a mention names its files: a path with folders names one; a bare file name may
