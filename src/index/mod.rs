@@ -23,6 +23,10 @@ pub use retrieve::{Ranked, Ranking, Span};
 /// Files larger than this are indexed by path only: no issue is about a 1 MiB file's words.
 pub const MAX_INDEXED_BYTES: u64 = 1024 * 1024;
 
+/// At most this much text is indexed in all (past it, files are indexed by path only), so that
+/// a repository cannot make the index outgrow the worker's memory.
+pub const MAX_TOTAL_INDEXED_BYTES: u64 = 256 * 1024 * 1024;
+
 /// One file of the repository as the index knows it.
 #[derive(Debug, Clone)]
 pub struct Document {
@@ -68,7 +72,8 @@ impl RepoIndex {
                 .enumerate()
                 .map(|(part, slice)| {
                     let total = files.len();
-                    scope.spawn(move || index_slice(root, slice, part * chunk, total))
+                    let budget = MAX_TOTAL_INDEXED_BYTES / threads as u64;
+                    scope.spawn(move || index_slice(root, slice, part * chunk, total, budget))
                 })
                 .collect();
             let mut lexical = LexicalIndex::with_documents(files.len());
@@ -150,6 +155,7 @@ fn index_slice(
     slice: &[Document],
     first: usize,
     total: usize,
+    mut budget: u64,
 ) -> (LexicalIndex, Vec<Document>) {
     let mut lexical = LexicalIndex::with_documents(total);
     let mut scratch = String::new();
@@ -158,8 +164,9 @@ fn index_slice(
     for (offset, document) in slice.iter().enumerate() {
         let mut document = document.clone();
         let path = root.join(&document.path);
-        match read_text(&path) {
+        match read_text(&path).filter(|(_, bytes)| *bytes <= budget) {
             Some((text, bytes)) => {
+                budget -= bytes;
                 document.bytes = bytes;
                 document.indexed = true;
                 lexical.add((first + offset) as u32, &text, &mut scratch, &mut counts);

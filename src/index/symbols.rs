@@ -59,7 +59,7 @@ pub fn symbols(language: Language, text: &str) -> Vec<Symbol> {
         return Vec::new();
     };
     let mut found = Vec::new();
-    collect(language, tree.root_node(), text, 0, &mut found);
+    collect(language, tree.root_node(), text, &mut found);
     found
 }
 
@@ -75,22 +75,32 @@ fn grammar(language: Language) -> tree_sitter::Language {
     }
 }
 
-/// Walks the tree depth-first; a definition's children are one level deeper.
-fn collect(language: Language, node: Node, text: &str, depth: u32, found: &mut Vec<Symbol>) {
-    let mut cursor = node.walk();
-    for child in node.named_children(&mut cursor) {
-        let defined = definition(language, child, depth, text);
-        let deeper = match defined {
-            Some(symbol) => {
+/// Walks the tree depth-first in source order, with a stack of its own rather than recursion:
+/// a repository's file may nest expressions thousands deep. A definition's children are one
+/// level deeper.
+fn collect(language: Language, root: Node, text: &str, found: &mut Vec<Symbol>) {
+    let mut pending: Vec<(Node, u32)> = vec![(root, 0)];
+    while let Some((node, depth)) = pending.pop() {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        // Pushed in reverse so that the first child is walked first.
+        for child in children.into_iter().rev() {
+            let deeper = if child.named_child_count() > 0 {
+                Some(child)
+            } else {
+                None
+            };
+            let mut child_depth = depth;
+            if let Some(symbol) = definition(language, child, depth, text) {
                 found.push(symbol);
-                depth + 1
+                child_depth += 1;
             }
-            None => depth,
-        };
-        if child.named_child_count() > 0 {
-            collect(language, child, text, deeper, found);
+            if let Some(child) = deeper {
+                pending.push((child, child_depth));
+            }
         }
     }
+    found.sort_by_key(|symbol| (symbol.start, symbol.depth));
 }
 
 /// The symbol `node` defines, if it is a definition this language's table keeps.
@@ -327,6 +337,22 @@ mod tests {
                 ("toJson".into(), SymbolKind::Method, 3, 5),
             ]
         );
+    }
+
+    #[test]
+    fn a_file_nested_thousands_deep_is_read_without_overflowing_the_stack() {
+        let deep = format!(
+            "x = {}1{}\ndef after():\n    pass\n",
+            "[".repeat(20_000),
+            "]".repeat(20_000)
+        );
+        let found = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || names(Language::Python, &deep))
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+        assert_eq!(found, [("after".into(), SymbolKind::Function, 2, 3)]);
     }
 
     #[test]
