@@ -267,7 +267,8 @@ fn a_secret_looking_variable_never_reaches_the_command_even_when_allowed() {
             .allowing_env("DEPLOY_API_TOKEN")
             .allowing_env("SIGNING_KEY")
             .allowing_env("HARMLESS_SETTING");
-        print!("{}", run(&spec).expect("env starts").output);
+        // On a line of its own: libtest prints `test … ... ` before a captured-less test's output.
+        print!("\n{}", run(&spec).expect("env starts").output);
         return;
     }
     // The runner reads variables from its own process, and a test may not set its own
