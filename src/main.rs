@@ -383,15 +383,16 @@ fn serve_command(config_file: Option<PathBuf>) -> ExitCode {
         .build()
         .expect("a tokio runtime starts");
     let served = runtime.block_on(autofix::commands::serve::serve(config));
-    // A job thread still running (its job already back in the queue) must not hold the exit.
-    runtime.shutdown_timeout(Duration::from_millis(500));
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
+    let code = match served {
+        Ok(()) => 0,
         Err(message) => {
             eprintln!("autofix serve: {message}");
-            ExitCode::from(1)
+            1
         }
-    }
+    };
+    // A job thread still running after the drain (its job already back in the queue) must
+    // neither hold the exit nor see the runtime shut down under it: the process ends here.
+    std::process::exit(code)
 }
 
 fn jobs_command(action: JobsAction) -> ExitCode {
