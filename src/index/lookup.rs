@@ -2,7 +2,7 @@
 //! taken for a symbol (`send`, `Session.send`, `cobra::Command`) and names its definitions.
 
 use super::RepoIndex;
-use super::retrieve::{PathNames, Span, definers};
+use super::retrieve::{Span, definers};
 
 /// Most places one name resolves to; a name defined in more files is too vague to show.
 pub const MAX_PLACES_PER_NAME: usize = 4;
@@ -20,8 +20,7 @@ pub fn find(index: &RepoIndex, name: &str) -> Vec<Place> {
     if name.is_empty() {
         return Vec::new();
     }
-    let names = PathNames::new(index);
-    let files = names.resolve(name, index);
+    let files = index.names().resolve(name, index);
     if !files.is_empty() {
         return files
             .into_iter()

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use kinds::{FileKind, Language};
 use lexical::LexicalIndex;
+use retrieve::PathNames;
 use symbols::Symbol;
 
 pub use retrieve::{Ranked, Ranking, Span};
@@ -44,6 +45,8 @@ pub struct RepoIndex {
     root: PathBuf,
     documents: Vec<Document>,
     by_path: HashMap<String, u32>,
+    /// Files by name and by name without extension, for what an issue calls a file.
+    names: PathNames,
     lexical: LexicalIndex,
     /// Symbol tables, parsed when first asked for.
     symbols: Mutex<HashMap<u32, Arc<Vec<Symbol>>>>,
@@ -92,6 +95,7 @@ impl RepoIndex {
             .collect();
         RepoIndex {
             root: root.to_path_buf(),
+            names: PathNames::new(&documents),
             documents,
             by_path,
             lexical,
@@ -113,6 +117,10 @@ impl RepoIndex {
 
     pub fn id_of(&self, path: &str) -> Option<u32> {
         self.by_path.get(path).copied()
+    }
+
+    pub(in crate::index) fn names(&self) -> &PathNames {
+        &self.names
     }
 
     pub fn lexical(&self) -> &LexicalIndex {

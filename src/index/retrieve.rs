@@ -105,11 +105,11 @@ struct Signals {
 
 /// Ranks the repository's files for `query`.
 pub fn rank(index: &RepoIndex, query: &IssueQuery, method: Method) -> Ranking {
-    let names = PathNames::new(index);
+    let names = index.names();
     match method {
-        Method::Mentions => by_mentions(index, mention_signals(index, query, &names)),
+        Method::Mentions => by_mentions(index, mention_signals(index, query, names)),
         Method::Bm25 => by_words(index, bm25_signals(index, query)),
-        Method::Full => by_every_signal(index, query, &names),
+        Method::Full => by_every_signal(index, query, names),
     }
 }
 
@@ -306,10 +306,10 @@ pub(super) struct PathNames {
 }
 
 impl PathNames {
-    pub(super) fn new(index: &RepoIndex) -> PathNames {
+    pub(super) fn new(documents: &[Document]) -> PathNames {
         let mut by_name: HashMap<String, Vec<u32>> = HashMap::new();
         let mut by_stem: HashMap<String, Vec<u32>> = HashMap::new();
-        for (id, document) in index.documents().iter().enumerate() {
+        for (id, document) in documents.iter().enumerate() {
             let name = file_name(&document.path);
             by_name.entry(name.to_owned()).or_default().push(id as u32);
             if let Some((stem, _)) = name.rsplit_once('.')
