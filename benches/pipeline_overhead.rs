@@ -136,6 +136,9 @@ fn main() {
             output_caps: Default::default(),
             baseline_cache: None,
             stages: autofix::telemetry::Stages::none(),
+            revision: None,
+            cancel: Default::default(),
+            approval: Default::default(),
         };
         let started = Instant::now();
         let summary = runtime.block_on(fix(&options, &llm)).unwrap();

@@ -184,6 +184,9 @@ async fn run_mode(llm: &dyn LlmProvider, issues: &[Issue]) -> Tally {
             },
             baseline_cache: None,
             stages: autofix::telemetry::Stages::none(),
+            revision: None,
+            cancel: Default::default(),
+            approval: Default::default(),
         };
         let summary = fix(&options, llm)
             .await

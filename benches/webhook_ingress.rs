@@ -77,6 +77,7 @@ fn main() {
             github_secrets: vec![SecretString::from(SECRET)],
             gitlab_secrets: vec![],
             trigger_label: TRIGGER.to_owned(),
+            command_word: "autofix".to_owned(),
             body_limit: 5 * 1024 * 1024,
             read_timeout: Duration::from_secs(10),
             metrics: Arc::new(Metrics::default()),

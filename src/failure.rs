@@ -42,10 +42,12 @@ pub enum FailureCode {
     SandboxUnavailable,
     /// The answer stopped at the output-token cap, again after the model was asked once more.
     LlmOutputTruncated,
+    /// A maintainer cancelled the job (`/autofix cancel`); it stopped at a stage boundary.
+    Cancelled,
 }
 
 impl FailureCode {
-    pub const ALL: [FailureCode; 17] = [
+    pub const ALL: [FailureCode; 18] = [
         FailureCode::GitConflict,
         FailureCode::ValidationFailed,
         FailureCode::PermissionDenied,
@@ -63,6 +65,7 @@ impl FailureCode {
         FailureCode::RetriesExhausted,
         FailureCode::SandboxUnavailable,
         FailureCode::LlmOutputTruncated,
+        FailureCode::Cancelled,
     ];
 
     /// The code as written in comments and artifacts, e.g. `BRANCH_EXISTS`.
@@ -85,6 +88,7 @@ impl FailureCode {
             FailureCode::RetriesExhausted => "RETRIES_EXHAUSTED",
             FailureCode::SandboxUnavailable => "SANDBOX_UNAVAILABLE",
             FailureCode::LlmOutputTruncated => "LLM_OUTPUT_TRUNCATED",
+            FailureCode::Cancelled => "CANCELLED",
         }
     }
 

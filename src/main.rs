@@ -317,6 +317,9 @@ fn fix_command(
         output_caps: autofix::pipeline::json_stage::OutputCaps::from_config(&config.llm),
         baseline_cache: None,
         stages: printed_stages("autofix fix"),
+        revision: None,
+        cancel: Default::default(),
+        approval: Default::default(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

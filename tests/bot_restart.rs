@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use autofix::store::{JobRecord, Store};
 use support::bot::{
     BotTester, GITHUB_TOKEN, WEBHOOK_SECRET, accepted, clamp_edit, plan, python_project,
-    script_python_fix, triage,
+    script_python_fix, script_revision, triage,
 };
 use support::scripted_llm::Reply;
 
@@ -471,4 +471,94 @@ async fn killed_while_opening_the_pull_request_the_restart_adopts_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_before_the_last_status_update_the_restart_finishes_it() {
     a_server_killed_then_restarted(KillPoint::ReportingSuccess).await;
+}
+
+/// The job `id` once it has ended.
+async fn finished_job_with_id(dir: &Path, id: i64) -> JobRecord {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let store = Store::open_existing(&dir.join("autofix.db").display().to_string())
+        .await
+        .expect("the server's store");
+    loop {
+        let jobs = store.jobs_list(10).await.expect("jobs");
+        if let Some(job) = jobs
+            .iter()
+            .find(|job| job.id == id && matches!(job.state.as_str(), "succeeded" | "failed"))
+        {
+            store.close().await;
+            return job.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "job {id} never finished: {jobs:#?}{}",
+            logs(dir)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_during_a_revision_the_restart_pushes_exactly_one_new_commit_and_one_reply() {
+    let mut t = BotTester::github().await;
+    let dir = tempfile::tempdir().unwrap();
+    let remote = t.repo(REPO, &python_project());
+    let alice = t.maintainer(REPO, "alice");
+    script_python_fix(&t.llm);
+    // The dead server's revision, whose review never comes back; then the restarted server's.
+    let (fixed, revised) = (support::bot::FIXED_PY, support::bot::REVISED_PY);
+    script_revision(&t.llm, fixed, revised, Some(Duration::from_secs(30)));
+    script_revision(&t.llm, fixed, revised, None);
+
+    let first = Serve::start(&t, dir.path(), 1);
+    t.send_deliveries_to(first.base.clone());
+    t.label_issue(REPO, ISSUE, "clamp ignores its bounds", &alice)
+        .await;
+    assert_eq!(finished_job(dir.path()).await.state.as_str(), "succeeded");
+    let fixed_tip = remote.tip(BRANCH).expect("the fix is pushed");
+    let number = t.github_fake().pull_requests(REPO)[0].number;
+    t.comment(
+        REPO,
+        support::deliveries::On::ChangeRequest(number),
+        &alice,
+        "/autofix add a docstring to clamp",
+    )
+    .await;
+    wait_for("the revision's review", dir.path(), || {
+        asked(&t, "audit") == 2
+    })
+    .await;
+    first.kill();
+
+    let second = Serve::start(&t, dir.path(), 2);
+    let job = finished_job_with_id(dir.path(), 2).await;
+    drop(second);
+
+    assert_eq!(
+        job.state.as_str(),
+        "succeeded",
+        "{job:#?}{}",
+        logs(dir.path())
+    );
+    assert_eq!(
+        remote
+            .git(&["rev-list", "--count", &format!("{fixed_tip}..{BRANCH}")])
+            .trim(),
+        "1",
+        "exactly one new commit"
+    );
+    assert_eq!(
+        asked(&t, "edit"),
+        3,
+        "the fix, the dead revision, the revision again"
+    );
+    let replies: Vec<String> = t
+        .github_fake()
+        .comments(REPO, number)
+        .into_iter()
+        .map(|comment| comment.body)
+        .filter(|body| body.contains("<!-- autofix:reply "))
+        .collect();
+    assert_eq!(replies.len(), 1, "exactly one reply: {replies:#?}");
+    assert!(replies[0].starts_with("Revised in "), "{}", replies[0]);
+    assert_eq!(t.github_fake().pull_requests(REPO).len(), 1);
 }

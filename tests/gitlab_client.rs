@@ -1063,7 +1063,7 @@ async fn the_fake_answers_a_route_gitlab_lacks_with_404_and_notes_it() {
     let gitlab = gitlab();
 
     let answer = reqwest::Client::new()
-        .get(format!("{}/projects/1/pipelines", gitlab.api_url()))
+        .get(format!("{}/projects/1/releases", gitlab.api_url()))
         .header("PRIVATE-TOKEN", gitlab.token().expose_secret())
         .send()
         .await
@@ -1073,7 +1073,7 @@ async fn the_fake_answers_a_route_gitlab_lacks_with_404_and_notes_it() {
     let unexpected = std::mem::take(&mut gitlab.state().unexpected);
     assert_eq!(unexpected.len(), 1);
     assert!(
-        unexpected[0].contains("/projects/1/pipelines"),
+        unexpected[0].contains("/projects/1/releases"),
         "{unexpected:?}"
     );
     assert_eq!(gitlab.requests()[0].status, 404);

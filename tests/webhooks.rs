@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use autofix::forge::{
-    BotEvent, ForgeKind, IssueNumber, MAX_NESTING_DEPTH, WebhookAuthError, WebhookError,
-    WebhookParseError, github, gitlab,
+    BotEvent, Command, CommentId, ForgeKind, ForgeUser, IssueNumber, MAX_NESTING_DEPTH, Remark,
+    RepoRef, Said, Thread, Triggers, WebhookAuthError, WebhookError, WebhookParseError, github,
+    gitlab,
 };
 use hmac::{Hmac, KeyInit, Mac};
 use reqwest::header::{HeaderMap, HeaderValue};
@@ -386,7 +387,7 @@ fn a_ping_is_ignored() {
 }
 
 #[test]
-fn an_issue_comment_is_ignored_as_another_event() {
+fn an_issue_comment_without_the_command_is_ignored() {
     let event = github::parse_event(
         "issue_comment",
         &fixture("github/issue_comment/created.payload.json"),
@@ -395,7 +396,7 @@ fn an_issue_comment_is_ignored_as_another_event() {
     .unwrap();
     assert_eq!(
         ignored_reason(event),
-        "`issue_comment` events do not start jobs"
+        "a comment without the command `/autofix`"
     );
 }
 
@@ -776,7 +777,7 @@ fn a_gitlab_label_change_that_is_not_a_list_is_a_type_error() {
 }
 
 #[test]
-fn a_gitlab_comment_is_ignored_as_another_event() {
+fn a_gitlab_comment_without_the_command_is_ignored() {
     let event = gitlab::parse_event(
         "Note Hook",
         &fixture("gitlab/note_hook_issue.json"),
@@ -786,6 +787,658 @@ fn a_gitlab_comment_is_ignored_as_another_event() {
     insta::assert_debug_snapshot!("gitlab_note_hook_issue", event);
     assert_eq!(
         ignored_reason(event),
-        "`Note Hook` events do not start jobs"
+        "a comment without the command `/autofix`"
+    );
+}
+
+// ---- Conversation: what is said to the bot after the label ----
+
+/// A recorded payload with only the fields a case needs rewritten.
+fn rewritten(path: &str, edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+    let mut payload = json(&fixture(path));
+    edit(&mut payload);
+    payload.to_string().into_bytes()
+}
+
+fn remark(event: BotEvent) -> Remark {
+    match event {
+        BotEvent::Remark(remark) => remark,
+        other => panic!("expected Remark, got {other:?}"),
+    }
+}
+
+fn said(event: BotEvent) -> Said {
+    remark(event).said
+}
+
+fn parse_github(event: &str, body: &[u8]) -> BotEvent {
+    github::parse_event(event, body, "bug").unwrap()
+}
+
+fn parse_gitlab(event: &str, body: &[u8]) -> BotEvent {
+    gitlab::parse_event(event, body, "Platform").unwrap()
+}
+
+fn with_word(command: &str) -> Triggers<'_> {
+    Triggers {
+        label: "bug",
+        command,
+    }
+}
+
+/// The repository and sender of every octokit example.
+fn hello_world() -> RepoRef {
+    RepoRef {
+        forge: ForgeKind::GitHub,
+        owner_path: "Codertocat/Hello-World".into(),
+        clone_url: "https://github.com/Codertocat/Hello-World.git".into(),
+        default_branch: Some("master".into()),
+    }
+}
+
+fn codertocat() -> ForgeUser {
+    ForgeUser {
+        login: "Codertocat".into(),
+        id: 21031067,
+        is_bot: false,
+    }
+}
+
+/// The project and user of GitLab's comment examples.
+fn gitlab_test() -> RepoRef {
+    RepoRef {
+        forge: ForgeKind::GitLab,
+        owner_path: "gitlab-org/gitlab-test".into(),
+        clone_url: "http://example.com/gitlab-org/gitlab-test.git".into(),
+        default_branch: Some("master".into()),
+    }
+}
+
+fn root() -> ForgeUser {
+    ForgeUser {
+        login: "root".into(),
+        id: 1,
+        is_bot: false,
+    }
+}
+
+const ISSUE_COMMENT: &str = "github/issue_comment/created.payload.json";
+const REVIEW: &str = "github/pull_request_review/submitted.payload.json";
+const REVIEW_COMMENT: &str = "github/pull_request_review_comment/created.payload.json";
+const FAILED_CHECK_RUN: &str = "github/check_run/completed.1.payload.json";
+const CHECK_SUITE: &str = "github/check_suite/completed.payload.json";
+const NOTE_ON_ISSUE: &str = "gitlab/note_hook_issue.json";
+const NOTE_ON_MERGE_REQUEST: &str = "gitlab/note_hook_merge_request.json";
+const PIPELINE: &str = "gitlab/pipeline_hook.json";
+
+fn issue_comment_saying(body: &str) -> Vec<u8> {
+    rewritten(ISSUE_COMMENT, |p| p["comment"]["body"] = body.into())
+}
+
+#[test]
+fn a_github_issue_comment_with_the_command_becomes_a_command_remark() {
+    let event = parse_github("issue_comment", &issue_comment_saying("/autofix retry"));
+    assert_eq!(
+        remark(event),
+        Remark {
+            repo: hello_world(),
+            thread: Thread::Issue(IssueNumber(1)),
+            actor: codertocat(),
+            said: Said::Command {
+                command: Command::Retry,
+                comment: CommentId(492700400),
+            },
+        }
+    );
+}
+
+#[test]
+fn a_github_comment_in_a_pull_request_conversation_is_on_the_change_request() {
+    // octokit's schema: a PR's issue carries `pull_request: {url, html_url, …}`.
+    let body = rewritten(ISSUE_COMMENT, |p| {
+        p["comment"]["body"] = "/autofix status".into();
+        p["issue"]["pull_request"] = serde_json::json!({
+            "url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"
+        });
+    });
+    assert_eq!(
+        remark(parse_github("issue_comment", &body)).thread,
+        Thread::ChangeRequest(1)
+    );
+    let null_pull_request = rewritten(ISSUE_COMMENT, |p| {
+        p["comment"]["body"] = "/autofix status".into();
+        p["issue"]["pull_request"] = serde_json::Value::Null;
+    });
+    assert_eq!(
+        remark(parse_github("issue_comment", &null_pull_request)).thread,
+        Thread::Issue(IssueNumber(1))
+    );
+}
+
+#[test]
+fn an_edited_github_comment_is_ignored_even_with_the_command() {
+    let body = rewritten("github/issue_comment/edited.payload.json", |p| {
+        p["comment"]["body"] = "/autofix retry".into()
+    });
+    assert_eq!(
+        ignored_reason(parse_github("issue_comment", &body)),
+        "issue_comment event with action `edited`; only `created` is read"
+    );
+}
+
+#[test]
+fn the_command_word_is_the_configured_one() {
+    let bot = with_word("bot");
+    let event =
+        github::parse_event_with("issue_comment", &issue_comment_saying("/bot retry"), &bot)
+            .unwrap();
+    assert!(matches!(
+        said(event),
+        Said::Command {
+            command: Command::Retry,
+            ..
+        }
+    ));
+    let event = github::parse_event_with(
+        "issue_comment",
+        &issue_comment_saying("/autofix retry"),
+        &bot,
+    )
+    .unwrap();
+    assert_eq!(
+        ignored_reason(event),
+        "a comment without the command `/bot`"
+    );
+
+    let note = rewritten(NOTE_ON_ISSUE, |p| {
+        p["object_attributes"]["note"] = "/bot retry".into()
+    });
+    let event = gitlab::parse_event_with("Note Hook", &note, &bot).unwrap();
+    assert!(matches!(
+        said(event),
+        Said::Command {
+            command: Command::Retry,
+            ..
+        }
+    ));
+    let note = rewritten(NOTE_ON_ISSUE, |p| {
+        p["object_attributes"]["note"] = "/autofix retry".into()
+    });
+    let event = gitlab::parse_event_with("Note Hook", &note, &bot).unwrap();
+    assert_eq!(
+        ignored_reason(event),
+        "a comment without the command `/bot`"
+    );
+}
+
+#[test]
+fn a_github_command_comment_without_its_id_names_the_field() {
+    let body = rewritten(ISSUE_COMMENT, |p| {
+        p["comment"]["body"] = "/autofix retry".into();
+        p["comment"].as_object_mut().unwrap().remove("id");
+    });
+    assert_eq!(
+        github::parse_event("issue_comment", &body, "bug"),
+        Err(WebhookParseError::MissingField {
+            field: "comment.id".into()
+        })
+    );
+}
+
+#[test]
+fn a_github_commented_review_without_a_body_is_context_for_the_change_request() {
+    // The recorded review: `state: commented`, `body: null`, on pull request #2.
+    assert_eq!(
+        remark(parse_github("pull_request_review", &fixture(REVIEW))),
+        Remark {
+            repo: hello_world(),
+            thread: Thread::ChangeRequest(2),
+            actor: codertocat(),
+            said: Said::Review {
+                changes_requested: false,
+                body: String::new(),
+            },
+        }
+    );
+}
+
+#[test]
+fn a_github_review_requesting_changes_is_a_change_request_review_whatever_its_case() {
+    for state in ["changes_requested", "CHANGES_REQUESTED"] {
+        let body = rewritten(REVIEW, |p| {
+            p["review"]["state"] = state.into();
+            p["review"]["body"] = "Keep the old signature.".into();
+        });
+        assert_eq!(
+            said(parse_github("pull_request_review", &body)),
+            Said::Review {
+                changes_requested: true,
+                body: "Keep the old signature.".into(),
+            },
+            "{state}"
+        );
+    }
+}
+
+#[test]
+fn a_github_commented_review_with_the_command_is_a_command_from_the_review() {
+    let body = rewritten(REVIEW, |p| {
+        p["review"]["body"] = "/autofix plan keep it small".into()
+    });
+    assert_eq!(
+        said(parse_github("pull_request_review", &body)),
+        Said::Command {
+            command: Command::Plan("keep it small".into()),
+            comment: CommentId(237895671),
+        }
+    );
+}
+
+#[test]
+fn an_approved_or_dismissed_github_review_is_ignored() {
+    for state in ["approved", "dismissed"] {
+        let body = rewritten(REVIEW, |p| p["review"]["state"] = state.into());
+        assert_eq!(
+            ignored_reason(parse_github("pull_request_review", &body)),
+            format!(
+                "a review with state `{state}`; only `changes_requested` and `commented` are read"
+            )
+        );
+    }
+}
+
+#[test]
+fn a_github_review_comment_is_a_line_comment() {
+    assert_eq!(
+        remark(parse_github(
+            "pull_request_review_comment",
+            &fixture(REVIEW_COMMENT)
+        )),
+        Remark {
+            repo: hello_world(),
+            thread: Thread::ChangeRequest(2),
+            actor: codertocat(),
+            said: Said::LineComment {
+                comment: CommentId(284312630),
+                body: "Maybe you should use more emoji on this line.".into(),
+                path: "README.md".into(),
+                line: Some(265),
+            },
+        }
+    );
+}
+
+#[test]
+fn a_github_review_comment_on_a_removed_or_outdated_line_has_no_line() {
+    // On the `LEFT` side `line` counts lines of the old file; an outdated comment has none.
+    let removed = rewritten(REVIEW_COMMENT, |p| p["comment"]["side"] = "LEFT".into());
+    let outdated = rewritten(REVIEW_COMMENT, |p| {
+        p["comment"]["line"] = serde_json::Value::Null
+    });
+    for body in [removed, outdated] {
+        assert!(matches!(
+            said(parse_github("pull_request_review_comment", &body)),
+            Said::LineComment { line: None, .. }
+        ));
+    }
+}
+
+#[test]
+fn a_github_review_comment_without_its_path_names_the_field() {
+    let body = rewritten(REVIEW_COMMENT, |p| {
+        p["comment"].as_object_mut().unwrap().remove("path");
+    });
+    assert_eq!(
+        github::parse_event("pull_request_review_comment", &body, "bug"),
+        Err(WebhookParseError::MissingField {
+            field: "comment.path".into()
+        })
+    );
+}
+
+#[test]
+fn a_failed_github_check_run_is_failed_checks_on_its_pull_request() {
+    // Recorded with `conclusion: failure` on pull request #2.
+    assert_eq!(
+        remark(parse_github("check_run", &fixture(FAILED_CHECK_RUN))),
+        Remark {
+            repo: hello_world(),
+            thread: Thread::ChangeRequest(2),
+            actor: codertocat(),
+            said: Said::ChecksFailed {
+                head_branch: "changes".into(),
+                head_sha: "ec26c3e57ca3a959ca5aad62de7213c562f8c821".into(),
+                runs: vec![128620228],
+            },
+        }
+    );
+    for conclusion in ["timed_out", "startup_failure"] {
+        let body = rewritten(FAILED_CHECK_RUN, |p| {
+            p["check_run"]["conclusion"] = conclusion.into()
+        });
+        assert!(
+            matches!(
+                said(parse_github("check_run", &body)),
+                Said::ChecksFailed { .. }
+            ),
+            "{conclusion}"
+        );
+    }
+}
+
+#[test]
+fn a_successful_github_check_run_is_ignored() {
+    let event = parse_github(
+        "check_run",
+        &fixture("github/check_run/completed.payload.json"),
+    );
+    assert_eq!(
+        ignored_reason(event),
+        "a check run that concluded `success`, not a failure"
+    );
+}
+
+#[test]
+fn a_failed_github_check_run_without_a_pull_request_is_ignored() {
+    let body = rewritten(FAILED_CHECK_RUN, |p| {
+        p["check_run"]["pull_requests"] = serde_json::json!([])
+    });
+    assert_eq!(
+        ignored_reason(parse_github("check_run", &body)),
+        "checks of a commit with no pull request"
+    );
+}
+
+#[test]
+fn a_failed_github_check_run_whose_pull_request_has_no_number_names_the_field() {
+    let body = rewritten(FAILED_CHECK_RUN, |p| {
+        p["check_run"]["pull_requests"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("number");
+    });
+    assert_eq!(
+        github::parse_event("check_run", &body, "bug"),
+        Err(WebhookParseError::MissingField {
+            field: "check_run.pull_requests[0].number".into()
+        })
+    );
+}
+
+#[test]
+fn a_failed_github_check_suite_is_failed_checks_without_run_ids() {
+    // Recorded as a success; a failure is the same delivery with another conclusion.
+    let event = parse_github("check_suite", &fixture(CHECK_SUITE));
+    assert_eq!(
+        ignored_reason(event),
+        "a check suite that concluded `success`, not a failure"
+    );
+    let body = rewritten(CHECK_SUITE, |p| {
+        p["check_suite"]["conclusion"] = "failure".into()
+    });
+    assert_eq!(
+        remark(parse_github("check_suite", &body)),
+        Remark {
+            repo: hello_world(),
+            thread: Thread::ChangeRequest(2),
+            actor: codertocat(),
+            said: Said::ChecksFailed {
+                head_branch: "changes".into(),
+                head_sha: "ec26c3e57ca3a959ca5aad62de7213c562f8c821".into(),
+                runs: vec![],
+            },
+        }
+    );
+}
+
+fn note_saying(path: &str, note: &str) -> Vec<u8> {
+    rewritten(path, |p| p["object_attributes"]["note"] = note.into())
+}
+
+#[test]
+fn a_gitlab_issue_note_with_the_command_becomes_a_command_remark() {
+    let body = note_saying(NOTE_ON_ISSUE, "/autofix retry");
+    // The thread is the issue's project-scoped iid (17), not its global id (92).
+    assert_eq!(
+        remark(parse_gitlab("Note Hook", &body)),
+        Remark {
+            repo: gitlab_test(),
+            thread: Thread::Issue(IssueNumber(17)),
+            actor: root(),
+            said: Said::Command {
+                command: Command::Retry,
+                comment: CommentId(1241),
+            },
+        }
+    );
+    let confidential = parse_gitlab("Confidential Note Hook", &body);
+    assert_eq!(remark(confidential).thread, Thread::Issue(IssueNumber(17)));
+}
+
+#[test]
+fn a_gitlab_merge_request_note_with_the_command_is_on_the_change_request() {
+    let body = note_saying(NOTE_ON_MERGE_REQUEST, "/autofix cancel");
+    assert_eq!(
+        remark(parse_gitlab("Note Hook", &body)),
+        Remark {
+            repo: gitlab_test(),
+            thread: Thread::ChangeRequest(1),
+            actor: root(),
+            said: Said::Command {
+                command: Command::Cancel,
+                comment: CommentId(1244),
+            },
+        }
+    );
+}
+
+#[test]
+fn a_plain_gitlab_merge_request_note_is_ignored() {
+    assert_eq!(
+        ignored_reason(parse_gitlab("Note Hook", &fixture(NOTE_ON_MERGE_REQUEST))),
+        "a comment without the command `/autofix`"
+    );
+}
+
+/// GitLab's webhook docs have no diff-note example: the note hook's `object_attributes` carry
+/// the note's `type` and `position` (lib/gitlab/hook_data/note_builder.rb), and this position is
+/// the one in GitLab's discussions API docs ("Diff comments also contain position").
+fn as_diff_note(payload: &mut serde_json::Value) {
+    payload["object_attributes"]["type"] = "DiffNote".into();
+    payload["object_attributes"]["position"] = serde_json::json!({
+        "base_sha": "b5d6e7b1613fca24d250fa8e5bc7bcc3dd6002ef",
+        "start_sha": "7c9c2ead8a320fb7ba0b4e234bd9529a2614e306",
+        "head_sha": "4803c71e6b1833ca72b8b26ef2ecd5adc8a38031",
+        "old_path": "package.json",
+        "new_path": "package.json",
+        "position_type": "text",
+        "old_line": 27,
+        "new_line": 27,
+        "line_range": {
+            "start": {
+                "line_code": "588440f66559714280628a4f9799f0c4eb880a4a_10_10",
+                "type": "new"
+            },
+            "end": {
+                "line_code": "588440f66559714280628a4f9799f0c4eb880a4a_11_11",
+                "type": "old"
+            }
+        }
+    });
+}
+
+#[test]
+fn a_gitlab_diff_note_on_a_merge_request_is_a_line_comment_without_the_word() {
+    let body = rewritten(NOTE_ON_MERGE_REQUEST, as_diff_note);
+    assert_eq!(
+        remark(parse_gitlab("Note Hook", &body)),
+        Remark {
+            repo: gitlab_test(),
+            thread: Thread::ChangeRequest(1),
+            actor: root(),
+            said: Said::LineComment {
+                comment: CommentId(1244),
+                body: "This MR needs work.".into(),
+                path: "package.json".into(),
+                line: Some(27),
+            },
+        }
+    );
+}
+
+#[test]
+fn a_gitlab_diff_note_on_a_removed_line_has_no_line() {
+    let body = rewritten(NOTE_ON_MERGE_REQUEST, |p| {
+        as_diff_note(p);
+        p["object_attributes"]["position"]["new_line"] = serde_json::Value::Null;
+    });
+    assert!(matches!(
+        said(parse_gitlab("Note Hook", &body)),
+        Said::LineComment { line: None, .. }
+    ));
+}
+
+#[test]
+fn a_gitlab_diff_note_with_the_command_is_the_command() {
+    let body = rewritten(NOTE_ON_MERGE_REQUEST, |p| {
+        as_diff_note(p);
+        p["object_attributes"]["note"] = "/autofix rename it".into();
+    });
+    assert_eq!(
+        said(parse_gitlab("Note Hook", &body)),
+        Said::Command {
+            command: Command::Revise("rename it".into()),
+            comment: CommentId(1244),
+        }
+    );
+}
+
+#[test]
+fn a_system_note_is_ignored_even_with_the_command() {
+    let body = rewritten(NOTE_ON_MERGE_REQUEST, |p| {
+        p["object_attributes"]["note"] = "/autofix retry".into();
+        p["object_attributes"]["system"] = true.into();
+    });
+    assert_eq!(
+        ignored_reason(parse_gitlab("Note Hook", &body)),
+        "a system note"
+    );
+}
+
+#[test]
+fn an_edited_gitlab_note_is_ignored() {
+    let body = rewritten(NOTE_ON_ISSUE, |p| {
+        p["object_attributes"]["note"] = "/autofix retry".into();
+        p["object_attributes"]["action"] = "update".into();
+    });
+    assert_eq!(
+        ignored_reason(parse_gitlab("Note Hook", &body)),
+        "note event with action `update`; only `create` is read"
+    );
+}
+
+#[test]
+fn a_gitlab_note_without_an_action_is_read_as_new() {
+    // GitLab before 16.11 sends no `object_attributes.action`.
+    let body = rewritten(NOTE_ON_ISSUE, |p| {
+        p["object_attributes"]["note"] = "/autofix retry".into();
+        p["object_attributes"]
+            .as_object_mut()
+            .unwrap()
+            .remove("action");
+    });
+    assert!(matches!(
+        parse_gitlab("Note Hook", &body),
+        BotEvent::Remark(_)
+    ));
+}
+
+#[test]
+fn a_gitlab_note_on_a_commit_or_snippet_is_ignored() {
+    for kind in ["Commit", "Snippet"] {
+        let body = rewritten(NOTE_ON_MERGE_REQUEST, |p| {
+            p["object_attributes"]["note"] = "/autofix retry".into();
+            p["object_attributes"]["noteable_type"] = kind.into();
+        });
+        assert_eq!(
+            ignored_reason(parse_gitlab("Note Hook", &body)),
+            format!("a note on a `{kind}`; only issue and merge request notes are read")
+        );
+    }
+}
+
+#[test]
+fn a_gitlab_command_note_without_its_id_names_the_field() {
+    let body = rewritten(NOTE_ON_ISSUE, |p| {
+        p["object_attributes"]["note"] = "/autofix retry".into();
+        p["object_attributes"].as_object_mut().unwrap().remove("id");
+    });
+    assert_eq!(
+        gitlab::parse_event("Note Hook", &body, "Platform"),
+        Err(WebhookParseError::MissingField {
+            field: "object_attributes.id".into()
+        })
+    );
+}
+
+fn failed_pipeline() -> Vec<u8> {
+    rewritten(PIPELINE, |p| {
+        p["object_attributes"]["status"] = "failed".into()
+    })
+}
+
+#[test]
+fn a_failed_gitlab_merge_request_pipeline_is_failed_checks() {
+    assert_eq!(
+        remark(parse_gitlab("Pipeline Hook", &failed_pipeline())),
+        Remark {
+            repo: RepoRef {
+                clone_url: "http://192.168.64.1:3005/gitlab-org/gitlab-test.git".into(),
+                ..gitlab_test()
+            },
+            thread: Thread::ChangeRequest(1),
+            actor: root(),
+            said: Said::ChecksFailed {
+                // GitLab's example pipeline: `ref` "master", merge request from "test".
+                head_branch: "master".into(),
+                head_sha: "bcbb5ec396a2c0f828686f14fac9b80b780504f2".into(),
+                runs: vec![31],
+            },
+        }
+    );
+}
+
+#[test]
+fn a_successful_gitlab_pipeline_is_ignored() {
+    assert_eq!(
+        ignored_reason(parse_gitlab("Pipeline Hook", &fixture(PIPELINE))),
+        "a pipeline with status `success`, not a failure"
+    );
+}
+
+#[test]
+fn a_failed_gitlab_pipeline_without_a_merge_request_is_ignored() {
+    let body = rewritten(PIPELINE, |p| {
+        p["object_attributes"]["status"] = "failed".into();
+        p["merge_request"] = serde_json::Value::Null;
+    });
+    assert_eq!(
+        ignored_reason(parse_gitlab("Pipeline Hook", &body)),
+        "a failed pipeline with no merge request"
+    );
+}
+
+#[test]
+fn a_failed_gitlab_pipeline_without_its_sha_names_the_field() {
+    let mut payload = json(&failed_pipeline());
+    payload["object_attributes"]
+        .as_object_mut()
+        .unwrap()
+        .remove("sha");
+    assert_eq!(
+        gitlab::parse_event("Pipeline Hook", payload.to_string().as_bytes(), "Platform"),
+        Err(WebhookParseError::MissingField {
+            field: "object_attributes.sha".into()
+        })
     );
 }

@@ -85,8 +85,20 @@ fn worker_settings(config: &ServiceConfig) -> Result<WorkerSettings, String> {
     if bot.failed_label.trim().is_empty() {
         return Err("bot.failed_label must not be empty".into());
     }
+    let word = &bot.command_word;
+    if word.is_empty()
+        || !word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(format!(
+            "bot.command_word must be letters, digits, `-` or `_` (it is typed as `/{word} retry`), not {word:?}"
+        ));
+    }
     Ok(WorkerSettings {
         trigger_label: bot.trigger_label.clone(),
+        command_word: bot.command_word.clone(),
+        ci_max_repairs: config.ci.max_repairs,
         failed_label: bot.failed_label.clone(),
         workers: bot.workers.max(1),
         lease: Duration::from_secs(bot.lease_secs),

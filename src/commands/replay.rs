@@ -5,7 +5,7 @@ use std::fmt;
 
 use chrono::{DateTime, Utc};
 
-use crate::forge::{BotEvent, github, gitlab};
+use crate::forge::{BotEvent, IssueNumber, Thread, github, gitlab};
 use crate::store::{Delivery, EnqueueOutcome, JobKey, Store, StoreError};
 
 /// Replays of one delivery before giving up looking for an unused `<id>.replay-<n>`.
@@ -89,7 +89,7 @@ pub async fn replay(
         .await?
         .ok_or_else(|| ReplayError::NoSuchDelivery(id.to_owned()))?
         .delivery;
-    let key = match reparse(&original, trigger_label)? {
+    let key = match reparse(store, &original, trigger_label).await? {
         Ok(key) => key,
         Err(reason) => {
             return Ok(ReplayOutcome::NotATrigger {
@@ -131,7 +131,8 @@ pub async fn replay(
 }
 
 /// The job key the delivery starts a job for, or (inside) why it starts none.
-fn reparse(
+async fn reparse(
+    store: &Store,
     delivery: &Delivery,
     trigger_label: &str,
 ) -> Result<Result<JobKey, String>, ReplayError> {
@@ -147,6 +148,18 @@ fn reparse(
     };
     match parsed {
         Ok(BotEvent::IssueLabeled { repo, issue, .. }) => Ok(Ok(JobKey::for_issue(&repo, issue))),
+        Ok(BotEvent::Remark(remark)) => match remark.thread {
+            Thread::Issue(issue) => Ok(Ok(JobKey::for_issue(&remark.repo, issue))),
+            Thread::ChangeRequest(number) => {
+                let forge = JobKey::for_issue(&remark.repo, IssueNumber(0));
+                let record = store
+                    .change_request(&forge.forge, &forge.repo, number)
+                    .await?;
+                Ok(record.map(|record| record.key).ok_or_else(|| {
+                    "said on a pull or merge request autofix did not open".to_owned()
+                }))
+            }
+        },
         Ok(BotEvent::Ignored { reason }) => Ok(Err(reason)),
         Err(error) => Err(ReplayError::Unreadable {
             delivery: delivery.id.clone(),

@@ -140,6 +140,7 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         github_secrets: config.github.all_webhook_secrets(),
         gitlab_secrets: config.gitlab.all_webhook_secrets(),
         trigger_label: config.bot.trigger_label.clone(),
+        command_word: config.bot.command_word.clone(),
         body_limit: config.server.body_limit_bytes,
         read_timeout: Duration::from_secs(config.server.read_timeout_secs),
         metrics: Arc::new(Metrics::with_telemetry(telemetry.clone())),

@@ -29,6 +29,7 @@ pub struct ServiceConfig {
     pub exec: ExecSection,
     pub git: GitSection,
     pub pipeline: PipelineSection,
+    pub ci: CiSection,
     pub server: ServerSection,
     pub database: DatabaseSection,
     pub github: GitHubSection,
@@ -118,6 +119,7 @@ pub struct GitLabSection {
 #[serde(deny_unknown_fields)]
 pub struct BotSection {
     pub trigger_label: String,
+    pub command_word: String,
     pub failed_label: String,
     pub workers: usize,
     pub lease_secs: u64,
@@ -131,6 +133,13 @@ pub struct BotSection {
 pub struct GitSection {
     pub author_name: String,
     pub author_email: String,
+}
+
+/// Repairs of failed checks on autofix's own change requests.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CiSection {
+    pub max_repairs: u32,
 }
 
 #[derive(Debug, Deserialize, Serialize)]

@@ -86,6 +86,7 @@ pub struct RepoConfig {
     pub validate: Vec<ValidateStep>,
     pub repair: RepairSection,
     pub audit: AuditSection,
+    pub approval: ApprovalSection,
     pub paths: PathsSection,
     pub branch: BranchSection,
     pub commit: CommitSection,
@@ -164,6 +165,13 @@ pub struct AuditSection {
     pub enabled: bool,
     /// Review-and-fix rounds at most.
     pub max_rounds: u32,
+}
+
+/// Plan approval: the bot waits after triage and plan for a maintainer's `approve`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApprovalSection {
+    pub required: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use secrecy::SecretString;
 
-use super::{ForgeKind, ForgeUser, IssueNumber, RepoRef};
+use super::{ForgeKind, ForgeUser, IssueNumber, RepoRef, Thread};
 
 /// What a person may do in a repository, on either forge's scale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -82,7 +82,10 @@ pub struct IssueInfo {
 }
 
 /// A comment's id: GitHub's issue-comment id, GitLab's note id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct CommentId(pub u64);
 
 /// A comment on an issue.
@@ -138,6 +141,19 @@ impl Opened {
         }
     }
 }
+
+/// A check of a commit that ended in failure: a GitHub check run, a GitLab job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedCheck {
+    /// GitHub's check-run id (an Actions job's id), GitLab's job id.
+    pub id: u64,
+    pub name: String,
+    /// What the forge says of it besides the log (a GitHub check run's output), maybe empty.
+    pub summary: String,
+}
+
+/// Most bytes of a check's log the clients read; longer logs keep their end.
+pub const MAX_CHECK_LOG_BYTES: usize = 4 * 1024 * 1024;
 
 /// The user name and token git presents over HTTPS: GitHub `x-access-token`, GitLab `oauth2`.
 #[derive(Debug, Clone)]
@@ -254,6 +270,21 @@ pub trait Forge: Send + Sync {
         body: &str,
     ) -> Result<(), ForgeError>;
 
+    /// Every comment on an issue or a change request, oldest first (all pages).
+    async fn thread_comments(
+        &self,
+        repo: &RepoRef,
+        thread: Thread,
+    ) -> Result<Vec<Comment>, ForgeError>;
+
+    /// Posts a comment on an issue or a change request (GitLab: a note on the merge request).
+    async fn comment_on(
+        &self,
+        repo: &RepoRef,
+        thread: Thread,
+        body: &str,
+    ) -> Result<CommentId, ForgeError>;
+
     /// Adds `label` to the issue; adding one it already has is not an error.
     async fn add_label(
         &self,
@@ -279,6 +310,19 @@ pub trait Forge: Send + Sync {
         repo: &RepoRef,
         request: &NewChangeRequest,
     ) -> Result<Opened, ForgeError>;
+
+    /// The checks of `head` (a commit or a branch) that ended in failure. `runs` narrows them
+    /// to the runs a webhook named, where the forge groups checks so (GitLab pipelines).
+    async fn failed_checks(
+        &self,
+        repo: &RepoRef,
+        head: &str,
+        runs: &[u64],
+    ) -> Result<Vec<FailedCheck>, ForgeError>;
+
+    /// The log of a failed check (a GitHub Actions job's log, a GitLab job's trace), at most
+    /// [`MAX_CHECK_LOG_BYTES`] of its end.
+    async fn check_log(&self, repo: &RepoRef, check: &FailedCheck) -> Result<String, ForgeError>;
 
     /// What git presents when it fetches and pushes `repo` over HTTPS (a fresh installation
     /// token for a GitHub App).

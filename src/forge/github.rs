@@ -1,13 +1,13 @@
-//! GitHub's webhook edge: `X-Hub-Signature-256` verification over the raw body, the delivery
-//! id, and turning `issues`/`labeled` deliveries into [`BotEvent`]s.
+//! GitHub's webhook edge: `X-Hub-Signature-256` verification over the raw body, the delivery id,
+//! and turning labelled issues, comments, reviews and failed checks into [`BotEvent`]s.
 
 use super::webhook::{
     Fields, Wanted, delivery_id_header, hmac_sha256_matches, parse_object, printable, same_label,
     usable_secrets,
 };
 use super::{
-    BotEvent, DeliveryId, ForgeKind, ForgeUser, IssueNumber, RepoRef, WebhookAuthError,
-    WebhookParseError,
+    BotEvent, Command, CommentId, DEFAULT_COMMAND_WORD, DeliveryId, ForgeKind, ForgeUser,
+    IssueNumber, Remark, RepoRef, Said, Thread, Triggers, WebhookAuthError, WebhookParseError,
 };
 use reqwest::header::HeaderMap;
 use secrecy::SecretString;
@@ -44,28 +44,143 @@ const ISSUES_EVENT: Wanted = Wanted {
                 items: None,
             },
         ),
+        ("repository", REPOSITORY),
+        ("sender", SENDER),
+    ],
+    items: None,
+};
+/// What [`parse_issue_comment`] reads of an `issue_comment` delivery.
+const ISSUE_COMMENT_EVENT: Wanted = Wanted {
+    keys: &[
+        ("action", Wanted::VALUE),
         (
-            "repository",
+            "issue",
             Wanted {
-                keys: &[
-                    ("full_name", Wanted::VALUE),
-                    ("clone_url", Wanted::VALUE),
-                    ("default_branch", Wanted::VALUE),
-                ],
+                // Of `pull_request` only whether it is there: it marks a comment on a PR.
+                keys: &[("number", Wanted::VALUE), ("pull_request", Wanted::VALUE)],
                 items: None,
             },
         ),
         (
-            "sender",
+            "comment",
+            Wanted {
+                keys: &[("id", Wanted::VALUE), ("body", Wanted::VALUE)],
+                items: None,
+            },
+        ),
+        ("repository", REPOSITORY),
+        ("sender", SENDER),
+    ],
+    items: None,
+};
+/// What [`parse_review`] reads of a `pull_request_review` delivery.
+const REVIEW_EVENT: Wanted = Wanted {
+    keys: &[
+        ("action", Wanted::VALUE),
+        (
+            "review",
             Wanted {
                 keys: &[
-                    ("login", Wanted::VALUE),
-                    ("type", Wanted::VALUE),
                     ("id", Wanted::VALUE),
+                    ("state", Wanted::VALUE),
+                    ("body", Wanted::VALUE),
                 ],
                 items: None,
             },
         ),
+        ("pull_request", NUMBERED),
+        ("repository", REPOSITORY),
+        ("sender", SENDER),
+    ],
+    items: None,
+};
+/// What [`parse_review_comment`] reads of a `pull_request_review_comment` delivery.
+const REVIEW_COMMENT_EVENT: Wanted = Wanted {
+    keys: &[
+        ("action", Wanted::VALUE),
+        (
+            "comment",
+            Wanted {
+                keys: &[
+                    ("id", Wanted::VALUE),
+                    ("body", Wanted::VALUE),
+                    ("path", Wanted::VALUE),
+                    ("line", Wanted::VALUE),
+                    ("side", Wanted::VALUE),
+                ],
+                items: None,
+            },
+        ),
+        ("pull_request", NUMBERED),
+        ("repository", REPOSITORY),
+        ("sender", SENDER),
+    ],
+    items: None,
+};
+/// What [`parse_check_run`] reads of a `check_run` delivery.
+const CHECK_RUN_EVENT: Wanted = Wanted {
+    keys: &[
+        ("action", Wanted::VALUE),
+        (
+            "check_run",
+            Wanted {
+                keys: &[
+                    ("id", Wanted::VALUE),
+                    ("head_sha", Wanted::VALUE),
+                    ("conclusion", Wanted::VALUE),
+                    (
+                        "check_suite",
+                        Wanted {
+                            keys: &[("head_branch", Wanted::VALUE)],
+                            items: None,
+                        },
+                    ),
+                    ("pull_requests", PULL_REQUESTS),
+                ],
+                items: None,
+            },
+        ),
+        ("repository", REPOSITORY),
+        ("sender", SENDER),
+    ],
+    items: None,
+};
+/// What [`parse_check_suite`] reads of a `check_suite` delivery.
+const CHECK_SUITE_EVENT: Wanted = Wanted {
+    keys: &[
+        ("action", Wanted::VALUE),
+        (
+            "check_suite",
+            Wanted {
+                keys: &[
+                    ("head_branch", Wanted::VALUE),
+                    ("head_sha", Wanted::VALUE),
+                    ("conclusion", Wanted::VALUE),
+                    ("pull_requests", PULL_REQUESTS),
+                ],
+                items: None,
+            },
+        ),
+        ("repository", REPOSITORY),
+        ("sender", SENDER),
+    ],
+    items: None,
+};
+/// What [`repo_ref`] reads.
+const REPOSITORY: Wanted = Wanted {
+    keys: &[
+        ("full_name", Wanted::VALUE),
+        ("clone_url", Wanted::VALUE),
+        ("default_branch", Wanted::VALUE),
+    ],
+    items: None,
+};
+/// What [`sender`] reads.
+const SENDER: Wanted = Wanted {
+    keys: &[
+        ("login", Wanted::VALUE),
+        ("type", Wanted::VALUE),
+        ("id", Wanted::VALUE),
     ],
     items: None,
 };
@@ -74,6 +189,20 @@ const NAMED: Wanted = Wanted {
     keys: &[("name", Wanted::VALUE)],
     items: None,
 };
+/// A pull request: only its number.
+const NUMBERED: Wanted = Wanted {
+    keys: &[("number", Wanted::VALUE)],
+    items: None,
+};
+/// The pull requests a check ran for: each one's number.
+const PULL_REQUESTS: Wanted = Wanted {
+    keys: &[],
+    items: Some(&NUMBERED),
+};
+/// Check-run conclusions that ask for a fix.
+const FAILED_RUN_CONCLUSIONS: [&str; 3] = ["failure", "timed_out", "startup_failure"];
+/// Check-suite conclusions that ask for a fix.
+const FAILED_SUITE_CONCLUSIONS: [&str; 2] = ["failure", "timed_out"];
 
 /// Checks `X-Hub-Signature-256: sha256=<hex>` against the HMAC-SHA256 of the raw body under
 /// each configured secret in turn, so a secret can be rotated without dropping deliveries.
@@ -151,13 +280,28 @@ pub fn delivery_id(headers: &HeaderMap) -> Result<DeliveryId, WebhookParseError>
     })
 }
 
-/// Reads one verified delivery: `event_header` is `X-GitHub-Event`. Only `issues`/`labeled`
-/// with the trigger label (compared case-insensitively) starts a job; every body must still be
-/// a readable JSON object, so garbage is never silently accepted as "ignored".
+/// [`parse_event_with`] with the default command word: reads one verified delivery, where
+/// `event_header` is `X-GitHub-Event` and `trigger_label` the label that starts a job.
 pub fn parse_event(
     event_header: &str,
     body: &[u8],
     trigger_label: &str,
+) -> Result<BotEvent, WebhookParseError> {
+    let triggers = Triggers {
+        label: trigger_label,
+        command: DEFAULT_COMMAND_WORD,
+    };
+    parse_event_with(event_header, body, &triggers)
+}
+
+/// Reads one verified delivery: `event_header` is `X-GitHub-Event`. `issues`/`labeled` with the
+/// trigger label (compared case-insensitively) starts a job; comments with the command word,
+/// reviews, review comments and failed checks become [`BotEvent::Remark`]s. Every body must
+/// still be a readable JSON object, so garbage is never silently accepted as "ignored".
+pub fn parse_event_with(
+    event_header: &str,
+    body: &[u8],
+    triggers: &Triggers<'_>,
 ) -> Result<BotEvent, WebhookParseError> {
     let event = event_header.trim();
     if event.is_empty() {
@@ -165,23 +309,35 @@ pub fn parse_event(
             header: EVENT_HEADER,
         });
     }
-    let wanted = if event == "issues" {
-        &ISSUES_EVENT
-    } else {
-        // Other events: the body must still be a JSON object, but nothing of it is read.
-        &Wanted::VALUE
-    };
-    let payload = parse_object(body, wanted)?;
+    let payload = parse_object(body, wanted(event))?;
     let fields = Fields::new(&payload);
     match event {
         "ping" => Ok(BotEvent::ignored(
             "ping: GitHub checking that the webhook is reachable",
         )),
-        "issues" => parse_issues_event(&fields, trigger_label),
+        "issues" => parse_issues_event(&fields, triggers.label),
+        "issue_comment" => parse_issue_comment(&fields, triggers.command),
+        "pull_request_review" => parse_review(&fields, triggers.command),
+        "pull_request_review_comment" => parse_review_comment(&fields),
+        "check_run" => parse_check_run(&fields),
+        "check_suite" => parse_check_suite(&fields),
         other => Ok(BotEvent::ignored(format!(
             "`{}` events do not start jobs",
             printable(other)
         ))),
+    }
+}
+
+/// What is read of each event; of the others the body is only checked to be a JSON object.
+fn wanted(event: &str) -> &'static Wanted {
+    match event {
+        "issues" => &ISSUES_EVENT,
+        "issue_comment" => &ISSUE_COMMENT_EVENT,
+        "pull_request_review" => &REVIEW_EVENT,
+        "pull_request_review_comment" => &REVIEW_COMMENT_EVENT,
+        "check_run" => &CHECK_RUN_EVENT,
+        "check_suite" => &CHECK_SUITE_EVENT,
+        _ => &Wanted::VALUE,
     }
 }
 
@@ -217,6 +373,175 @@ fn parse_issues_event(
         state_open: fields.str("issue.state")? == "open",
         locked: fields.bool("issue.locked")?,
     })
+}
+
+/// A new comment on an issue or a pull request: only a command counts.
+fn parse_issue_comment(fields: &Fields<'_>, word: &str) -> Result<BotEvent, WebhookParseError> {
+    if let Some(ignored) = unless_action(fields, "issue_comment", "created")? {
+        return Ok(ignored);
+    }
+    let Some(command) = Command::parse(fields.str("comment.body")?, word) else {
+        return Ok(without_command(word));
+    };
+    let number = fields.u64("issue.number")?;
+    // A comment in a pull request's conversation arrives as an issue comment.
+    let thread = if fields.optional("issue.pull_request")?.is_some() {
+        Thread::ChangeRequest(number)
+    } else {
+        Thread::Issue(IssueNumber(number))
+    };
+    let comment = CommentId(fields.u64("comment.id")?);
+    remark(fields, thread, Said::Command { command, comment })
+}
+
+/// A submitted review: changes requested, or a plain comment that may carry a command.
+fn parse_review(fields: &Fields<'_>, word: &str) -> Result<BotEvent, WebhookParseError> {
+    if let Some(ignored) = unless_action(fields, "pull_request_review", "submitted")? {
+        return Ok(ignored);
+    }
+    let state = fields.str("review.state")?;
+    let Some(said) = review_said(fields, state, word)? else {
+        return Ok(BotEvent::ignored(format!(
+            "a review with state `{}`; only `changes_requested` and `commented` are read",
+            printable(state)
+        )));
+    };
+    let thread = Thread::ChangeRequest(fields.u64("pull_request.number")?);
+    remark(fields, thread, said)
+}
+
+/// What a review in `state` says; `None` for approvals and dismissals.
+fn review_said(
+    fields: &Fields<'_>,
+    state: &str,
+    word: &str,
+) -> Result<Option<Said>, WebhookParseError> {
+    let body = fields.optional_str("review.body")?.unwrap_or_default();
+    // Webhooks send `changes_requested`, the REST API `CHANGES_REQUESTED`.
+    if state.eq_ignore_ascii_case("changes_requested") {
+        return Ok(Some(Said::Review {
+            changes_requested: true,
+            body: body.to_owned(),
+        }));
+    }
+    if !state.eq_ignore_ascii_case("commented") {
+        return Ok(None);
+    }
+    let said = match Command::parse(body, word) {
+        Some(command) => Said::Command {
+            command,
+            comment: CommentId(fields.u64("review.id")?),
+        },
+        None => Said::Review {
+            changes_requested: false,
+            body: body.to_owned(),
+        },
+    };
+    Ok(Some(said))
+}
+
+/// A new comment on a line of a pull request's diff.
+fn parse_review_comment(fields: &Fields<'_>) -> Result<BotEvent, WebhookParseError> {
+    if let Some(ignored) = unless_action(fields, "pull_request_review_comment", "created")? {
+        return Ok(ignored);
+    }
+    let said = Said::LineComment {
+        comment: CommentId(fields.u64("comment.id")?),
+        body: fields.str("comment.body")?.to_owned(),
+        path: fields.str("comment.path")?.to_owned(),
+        line: new_side_line(fields)?,
+    };
+    let thread = Thread::ChangeRequest(fields.u64("pull_request.number")?);
+    remark(fields, thread, said)
+}
+
+/// The commented line in the new version of the file. `line` is null on an outdated comment,
+/// and on the `LEFT` side (a removed line) it counts lines of the old version.
+fn new_side_line(fields: &Fields<'_>) -> Result<Option<u64>, WebhookParseError> {
+    if fields.optional_str("comment.side")? == Some("LEFT") {
+        return Ok(None);
+    }
+    fields.optional_u64("comment.line")
+}
+
+/// One check run completed: a failure on a pull request's commit.
+fn parse_check_run(fields: &Fields<'_>) -> Result<BotEvent, WebhookParseError> {
+    if let Some(ignored) = unless_action(fields, "check_run", "completed")? {
+        return Ok(ignored);
+    }
+    let conclusion = fields.str("check_run.conclusion")?;
+    if !FAILED_RUN_CONCLUSIONS.contains(&conclusion) {
+        return Ok(not_failed("check run", conclusion));
+    }
+    let Some(number) = fields.first_u64("check_run.pull_requests", "number")? else {
+        return Ok(without_pull_request());
+    };
+    let said = Said::ChecksFailed {
+        head_branch: fields.str("check_run.check_suite.head_branch")?.to_owned(),
+        head_sha: fields.str("check_run.head_sha")?.to_owned(),
+        runs: vec![fields.u64("check_run.id")?],
+    };
+    remark(fields, Thread::ChangeRequest(number), said)
+}
+
+/// A whole check suite completed: a failure on a pull request's commit.
+fn parse_check_suite(fields: &Fields<'_>) -> Result<BotEvent, WebhookParseError> {
+    if let Some(ignored) = unless_action(fields, "check_suite", "completed")? {
+        return Ok(ignored);
+    }
+    let conclusion = fields.str("check_suite.conclusion")?;
+    if !FAILED_SUITE_CONCLUSIONS.contains(&conclusion) {
+        return Ok(not_failed("check suite", conclusion));
+    }
+    let Some(number) = fields.first_u64("check_suite.pull_requests", "number")? else {
+        return Ok(without_pull_request());
+    };
+    let said = Said::ChecksFailed {
+        head_branch: fields.str("check_suite.head_branch")?.to_owned(),
+        head_sha: fields.str("check_suite.head_sha")?.to_owned(),
+        runs: Vec::new(),
+    };
+    remark(fields, Thread::ChangeRequest(number), said)
+}
+
+/// `Some(ignored)` when the delivery's `action` is not the one read of this event.
+fn unless_action(
+    fields: &Fields<'_>,
+    event: &str,
+    read: &str,
+) -> Result<Option<BotEvent>, WebhookParseError> {
+    let action = fields.str("action")?;
+    Ok((action != read).then(|| {
+        BotEvent::ignored(format!(
+            "{event} event with action `{}`; only `{read}` is read",
+            printable(action)
+        ))
+    }))
+}
+
+fn without_command(word: &str) -> BotEvent {
+    BotEvent::ignored(format!("a comment without the command `/{word}`"))
+}
+
+fn not_failed(what: &str, conclusion: &str) -> BotEvent {
+    BotEvent::ignored(format!(
+        "a {what} that concluded `{}`, not a failure",
+        printable(conclusion)
+    ))
+}
+
+fn without_pull_request() -> BotEvent {
+    BotEvent::ignored("checks of a commit with no pull request")
+}
+
+/// What was said, by the delivery's sender, in the delivery's repository.
+fn remark(fields: &Fields<'_>, thread: Thread, said: Said) -> Result<BotEvent, WebhookParseError> {
+    Ok(BotEvent::Remark(Remark {
+        repo: repo_ref(fields)?,
+        thread,
+        actor: sender(fields)?,
+        said,
+    }))
 }
 
 fn repo_ref(fields: &Fields<'_>) -> Result<RepoRef, WebhookParseError> {

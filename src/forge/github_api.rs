@@ -18,8 +18,9 @@ use tokio::sync::OnceCell;
 use self::auth::AppAuth;
 use self::transport::{Answer, Call, Credential, Repeat, Transport};
 use super::{
-    ChangeRequest, Comment, CommentId, Forge, ForgeError, ForgeKind, ForgeUser, GitCredentials,
-    IssueInfo, IssueNumber, NewChangeRequest, Opened, Permission, RepoRef,
+    ChangeRequest, Comment, CommentId, FailedCheck, Forge, ForgeError, ForgeKind, ForgeUser,
+    GitCredentials, IssueInfo, IssueNumber, MAX_CHECK_LOG_BYTES, NewChangeRequest, Opened,
+    Permission, RepoRef, Thread,
 };
 use crate::config::GitHubSection;
 
@@ -510,6 +511,24 @@ impl Forge for GitHubClient {
             .collect())
     }
 
+    async fn thread_comments(
+        &self,
+        repo: &RepoRef,
+        thread: Thread,
+    ) -> Result<Vec<Comment>, ForgeError> {
+        // A pull request is an issue to GitHub's comment API.
+        self.comments(repo, thread_number(thread)).await
+    }
+
+    async fn comment_on(
+        &self,
+        repo: &RepoRef,
+        thread: Thread,
+        body: &str,
+    ) -> Result<CommentId, ForgeError> {
+        self.create_comment(repo, thread_number(thread), body).await
+    }
+
     async fn create_comment(
         &self,
         repo: &RepoRef,
@@ -635,12 +654,111 @@ impl Forge for GitHubClient {
         Ok(opened)
     }
 
+    async fn failed_checks(
+        &self,
+        repo: &RepoRef,
+        head: &str,
+        _runs: &[u64],
+    ) -> Result<Vec<FailedCheck>, ForgeError> {
+        let action = format!("list the check runs of {head} in {}", repo.owner_path);
+        let target = format!(
+            "/repos/{}/commits/{}/check-runs?per_page=100",
+            repo_path(repo)?,
+            encode(head)
+        );
+        let answer = self
+            .send_ok(repo, Method::GET, target, None, &action)
+            .await?;
+        let runs: wire::CheckRuns = answer.json(&action)?;
+        Ok(runs
+            .check_runs
+            .into_iter()
+            .filter(wire::CheckRun::failed)
+            .map(wire::CheckRun::into_neutral)
+            .collect())
+    }
+
+    async fn check_log(&self, repo: &RepoRef, check: &FailedCheck) -> Result<String, ForgeError> {
+        let action = format!(
+            "read the log of check `{}` in {}",
+            check.name, repo.owner_path
+        );
+        let target = format!("/repos/{}/actions/jobs/{}/logs", repo_path(repo)?, check.id);
+        let (answer, credential) = self.send(repo, Method::GET, target, None, &action).await?;
+        match answer.status.as_u16() {
+            200 => Ok(log_tail(&answer.body)),
+            301 | 302 | 303 | 307 | 308 => {
+                let location = answer
+                    .headers
+                    .get(http::header::LOCATION)
+                    .and_then(|value| value.to_str().ok())
+                    .ok_or_else(|| ForgeError::InvalidResponse {
+                        forge: "GitHub",
+                        action: action.clone(),
+                        message: "a redirect without a Location".into(),
+                    })?;
+                download_log(location, &action).await
+            }
+            // Not an Actions job (another CI's check run): what the check run says is all.
+            404 => Ok(check.summary.clone()),
+            _ => Err(answer.into_error(&action, &credential)),
+        }
+    }
+
     async fn git_credentials(&self, repo: &RepoRef) -> Result<GitCredentials, ForgeError> {
         repo_path(repo)?;
         Ok(GitCredentials {
             username: GIT_USERNAME.to_owned(),
             token: self.token_for(repo).await?,
         })
+    }
+}
+
+/// A job log from the short-lived address GitHub redirects to. The address carries its own
+/// signature: the token is never sent there (it is another host), nor are redirects followed
+/// with it.
+async fn download_log(location: &str, action: &str) -> Result<String, ForgeError> {
+    let transient = |message: String| ForgeError::Transient {
+        forge: "GitHub",
+        action: action.to_owned(),
+        message,
+    };
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .redirect(reqwest::redirect::Policy::limited(3))
+        .build()
+        .map_err(|error| {
+            ForgeError::Configuration(format!("cannot build an HTTP client: {error}"))
+        })?;
+    let response = client
+        .get(location)
+        .send()
+        .await
+        .map_err(|error| transient(format!("the log download failed: {error}")))?;
+    if !response.status().is_success() {
+        return Err(transient(format!(
+            "the log download answered {}",
+            response.status().as_u16()
+        )));
+    }
+    let body = response
+        .bytes()
+        .await
+        .map_err(|error| transient(format!("the log download broke off: {error}")))?;
+    Ok(log_tail(&body))
+}
+
+/// The end of a log, at most [`MAX_CHECK_LOG_BYTES`], as text.
+fn log_tail(bytes: &[u8]) -> String {
+    let start = bytes.len().saturating_sub(MAX_CHECK_LOG_BYTES);
+    String::from_utf8_lossy(&bytes[start..]).into_owned()
+}
+
+/// Issues and pull requests share one number sequence and one comment API on GitHub.
+fn thread_number(thread: Thread) -> IssueNumber {
+    match thread {
+        Thread::Issue(issue) => issue,
+        Thread::ChangeRequest(number) => IssueNumber(number),
     }
 }
 

@@ -1,5 +1,5 @@
 //! GitLab's webhook edge: the `X-Gitlab-Token` shared secret, the delivery id, and turning
-//! issue hooks whose label change adds the trigger label into [`BotEvent`]s.
+//! issue hooks that add the trigger label, comments and failed pipelines into [`BotEvent`]s.
 
 use reqwest::header::HeaderMap;
 use secrecy::SecretString;
@@ -9,8 +9,8 @@ use super::webhook::{
     usable_secrets,
 };
 use super::{
-    BotEvent, DeliveryId, ForgeKind, ForgeUser, IssueNumber, RepoRef, WebhookAuthError,
-    WebhookParseError,
+    BotEvent, Command, CommentId, DEFAULT_COMMAND_WORD, DeliveryId, ForgeKind, ForgeUser,
+    IssueNumber, Remark, RepoRef, Said, Thread, Triggers, WebhookAuthError, WebhookParseError,
 };
 
 pub const TOKEN_HEADER: &str = "X-Gitlab-Token";
@@ -48,25 +48,84 @@ const ISSUE_HOOK: Wanted = Wanted {
                 items: None,
             },
         ),
+        ("project", PROJECT),
+        ("user", USER),
+    ],
+    items: None,
+};
+/// What [`parse_note_hook`] reads of a note (comment) hook.
+const NOTE_HOOK: Wanted = Wanted {
+    keys: &[
         (
-            "project",
+            "object_attributes",
             Wanted {
                 keys: &[
-                    ("path_with_namespace", Wanted::VALUE),
-                    ("git_http_url", Wanted::VALUE),
-                    ("default_branch", Wanted::VALUE),
+                    ("id", Wanted::VALUE),
+                    ("note", Wanted::VALUE),
+                    ("noteable_type", Wanted::VALUE),
+                    ("action", Wanted::VALUE),
+                    ("system", Wanted::VALUE),
+                    ("type", Wanted::VALUE),
+                    (
+                        "position",
+                        Wanted {
+                            keys: &[
+                                ("new_path", Wanted::VALUE),
+                                ("old_path", Wanted::VALUE),
+                                ("new_line", Wanted::VALUE),
+                            ],
+                            items: None,
+                        },
+                    ),
                 ],
                 items: None,
             },
         ),
+        ("issue", WITH_IID),
+        ("merge_request", WITH_IID),
+        ("project", PROJECT),
+        ("user", USER),
+    ],
+    items: None,
+};
+/// What [`parse_pipeline_hook`] reads of a pipeline hook.
+const PIPELINE_HOOK: Wanted = Wanted {
+    keys: &[
         (
-            "user",
+            "object_attributes",
             Wanted {
-                keys: &[("username", Wanted::VALUE), ("id", Wanted::VALUE)],
+                keys: &[
+                    ("id", Wanted::VALUE),
+                    ("ref", Wanted::VALUE),
+                    ("sha", Wanted::VALUE),
+                    ("status", Wanted::VALUE),
+                ],
                 items: None,
             },
         ),
+        ("merge_request", WITH_IID),
+        ("project", PROJECT),
+        ("user", USER),
     ],
+    items: None,
+};
+/// What [`repo_ref`] reads.
+const PROJECT: Wanted = Wanted {
+    keys: &[
+        ("path_with_namespace", Wanted::VALUE),
+        ("git_http_url", Wanted::VALUE),
+        ("default_branch", Wanted::VALUE),
+    ],
+    items: None,
+};
+/// What [`user`] reads.
+const USER: Wanted = Wanted {
+    keys: &[("username", Wanted::VALUE), ("id", Wanted::VALUE)],
+    items: None,
+};
+/// An issue or a merge request: only its project-scoped `iid`.
+const WITH_IID: Wanted = Wanted {
+    keys: &[("iid", Wanted::VALUE)],
     items: None,
 };
 /// A list of labels: only each one's title.
@@ -117,12 +176,28 @@ pub fn delivery_id(headers: &HeaderMap) -> Result<DeliveryId, WebhookParseError>
     })
 }
 
-/// Reads one verified delivery: `event_header` is `X-Gitlab-Event`. An issue hook starts a job
-/// only when its `changes.labels` shows the trigger label newly added (case-insensitively).
+/// [`parse_event_with`] with the default command word: reads one verified delivery, where
+/// `event_header` is `X-Gitlab-Event` and `trigger_label` the label that starts a job.
 pub fn parse_event(
     event_header: &str,
     body: &[u8],
     trigger_label: &str,
+) -> Result<BotEvent, WebhookParseError> {
+    let triggers = Triggers {
+        label: trigger_label,
+        command: DEFAULT_COMMAND_WORD,
+    };
+    parse_event_with(event_header, body, &triggers)
+}
+
+/// Reads one verified delivery: `event_header` is `X-Gitlab-Event`. An issue hook starts a job
+/// only when its `changes.labels` shows the trigger label newly added (case-insensitively);
+/// notes with the command word, diff notes on merge requests and failed merge-request
+/// pipelines become [`BotEvent::Remark`]s. Every body must still be a JSON object.
+pub fn parse_event_with(
+    event_header: &str,
+    body: &[u8],
+    triggers: &Triggers<'_>,
 ) -> Result<BotEvent, WebhookParseError> {
     let event = event_header.trim();
     if event.is_empty() {
@@ -130,16 +205,27 @@ pub fn parse_event(
             header: EVENT_HEADER,
         });
     }
-    if !matches!(event, "Issue Hook" | "Confidential Issue Hook") {
-        // The body must still be a JSON object, but nothing of it is read.
-        parse_object(body, &Wanted::VALUE)?;
-        return Ok(BotEvent::ignored(format!(
+    let payload = parse_object(body, wanted(event))?;
+    let fields = Fields::new(&payload);
+    match event {
+        "Issue Hook" | "Confidential Issue Hook" => parse_issue_hook(&fields, triggers.label),
+        "Note Hook" | "Confidential Note Hook" => parse_note_hook(&fields, triggers.command),
+        "Pipeline Hook" => parse_pipeline_hook(&fields),
+        other => Ok(BotEvent::ignored(format!(
             "`{}` events do not start jobs",
-            printable(event)
-        )));
+            printable(other)
+        ))),
     }
-    let payload = parse_object(body, &ISSUE_HOOK)?;
-    parse_issue_hook(&Fields::new(&payload), trigger_label)
+}
+
+/// What is read of each event; of the others the body is only checked to be a JSON object.
+fn wanted(event: &str) -> &'static Wanted {
+    match event {
+        "Issue Hook" | "Confidential Issue Hook" => &ISSUE_HOOK,
+        "Note Hook" | "Confidential Note Hook" => &NOTE_HOOK,
+        "Pipeline Hook" => &PIPELINE_HOOK,
+        _ => &Wanted::VALUE,
+    }
 }
 
 fn parse_issue_hook(
@@ -193,6 +279,128 @@ fn parse_issue_hook(
             .optional_bool("object_attributes.discussion_locked")?
             .unwrap_or(false),
     })
+}
+
+/// A new comment: a command on an issue or a merge request, or any comment on a line of a
+/// merge request's diff.
+fn parse_note_hook(fields: &Fields<'_>, word: &str) -> Result<BotEvent, WebhookParseError> {
+    if let Some(ignored) = unread_note(fields)? {
+        return Ok(ignored);
+    }
+    let on_merge_request = match fields.str("object_attributes.noteable_type")? {
+        "Issue" => false,
+        "MergeRequest" => true,
+        other => {
+            return Ok(BotEvent::ignored(format!(
+                "a note on a `{}`; only issue and merge request notes are read",
+                printable(other)
+            )));
+        }
+    };
+    let Some(said) = note_said(fields, word, on_merge_request)? else {
+        return Ok(BotEvent::ignored(format!(
+            "a comment without the command `/{word}`"
+        )));
+    };
+    let thread = if on_merge_request {
+        Thread::ChangeRequest(fields.u64("merge_request.iid")?)
+    } else {
+        Thread::Issue(IssueNumber(fields.u64("issue.iid")?))
+    };
+    remark(fields, thread, said)
+}
+
+/// `Some(ignored)` for an edited note or one GitLab wrote itself.
+fn unread_note(fields: &Fields<'_>) -> Result<Option<BotEvent>, WebhookParseError> {
+    // Edits (GitLab 16.11+) send `update`; older GitLab sends no action at all.
+    if let Some(action) = fields.optional_str("object_attributes.action")?
+        && action != "create"
+    {
+        return Ok(Some(BotEvent::ignored(format!(
+            "note event with action `{}`; only `create` is read",
+            printable(action)
+        ))));
+    }
+    if fields.optional_bool("object_attributes.system")? == Some(true) {
+        return Ok(Some(BotEvent::ignored("a system note")));
+    }
+    Ok(None)
+}
+
+/// The command in the note, else (on a merge request) the line comment; `None` for the rest.
+fn note_said(
+    fields: &Fields<'_>,
+    word: &str,
+    on_merge_request: bool,
+) -> Result<Option<Said>, WebhookParseError> {
+    let note = fields.str("object_attributes.note")?;
+    let comment = CommentId(fields.u64("object_attributes.id")?);
+    if let Some(command) = Command::parse(note, word) {
+        return Ok(Some(Said::Command { command, comment }));
+    }
+    // A line comment on the bot's merge request asks for a revision without the word.
+    if on_merge_request && is_diff_note(fields)? {
+        return line_comment(fields, note, comment).map(Some);
+    }
+    Ok(None)
+}
+
+/// Whether the note sits on a line of the diff (a `DiffNote` with a position).
+fn is_diff_note(fields: &Fields<'_>) -> Result<bool, WebhookParseError> {
+    Ok(
+        fields.optional_str("object_attributes.type")? == Some("DiffNote")
+            && fields.optional("object_attributes.position")?.is_some(),
+    )
+}
+
+fn line_comment(
+    fields: &Fields<'_>,
+    note: &str,
+    comment: CommentId,
+) -> Result<Said, WebhookParseError> {
+    // GitLab sets both paths; the new one names the file as the merge request leaves it.
+    let path = match fields.optional_str("object_attributes.position.new_path")? {
+        Some(path) => path,
+        None => fields.str("object_attributes.position.old_path")?,
+    };
+    Ok(Said::LineComment {
+        comment,
+        body: note.to_owned(),
+        path: path.to_owned(),
+        line: fields.optional_u64("object_attributes.position.new_line")?,
+    })
+}
+
+/// A pipeline status change: a failure of a merge request's pipeline.
+fn parse_pipeline_hook(fields: &Fields<'_>) -> Result<BotEvent, WebhookParseError> {
+    let status = fields.str("object_attributes.status")?;
+    if status != "failed" {
+        return Ok(BotEvent::ignored(format!(
+            "a pipeline with status `{}`, not a failure",
+            printable(status)
+        )));
+    }
+    // Only a merge request pipeline carries its merge request.
+    if fields.optional("merge_request")?.is_none() {
+        return Ok(BotEvent::ignored("a failed pipeline with no merge request"));
+    }
+    let said = Said::ChecksFailed {
+        head_branch: fields.str("object_attributes.ref")?.to_owned(),
+        head_sha: fields.str("object_attributes.sha")?.to_owned(),
+        runs: vec![fields.u64("object_attributes.id")?],
+    };
+    let thread = Thread::ChangeRequest(fields.u64("merge_request.iid")?);
+    remark(fields, thread, said)
+}
+
+/// What was said, by the delivery's user, in the delivery's project.
+fn remark(fields: &Fields<'_>, thread: Thread, said: Said) -> Result<BotEvent, WebhookParseError> {
+    Ok(BotEvent::Remark(Remark {
+        repo: repo_ref(fields)?,
+        thread,
+        actor: user(fields)?,
+        said,
+    }))
 }
 
 fn repo_ref(fields: &Fields<'_>) -> Result<RepoRef, WebhookParseError> {

@@ -18,8 +18,8 @@ pub use transport::gitlab_message;
 
 use self::transport::{Reply, Transport};
 use super::{
-    ChangeRequest, Comment, CommentId, Forge, ForgeError, ForgeKind, ForgeUser, GitCredentials,
-    IssueInfo, IssueNumber, NewChangeRequest, Opened, Permission, RepoRef,
+    ChangeRequest, Comment, CommentId, FailedCheck, Forge, ForgeError, ForgeKind, ForgeUser,
+    GitCredentials, IssueInfo, IssueNumber, NewChangeRequest, Opened, Permission, RepoRef, Thread,
 };
 use crate::config::GitLabSection;
 
@@ -128,6 +128,47 @@ impl GitLabClient {
     ) -> Result<Url, ForgeError> {
         let iid = issue.0.to_string();
         let mut segments = vec!["issues", iid.as_str()];
+        segments.extend_from_slice(rest);
+        self.project_endpoint(repo, &segments)
+    }
+
+    /// The id of the newest pipeline of `git_ref`, if it has any.
+    async fn newest_pipeline(
+        &self,
+        repo: &RepoRef,
+        git_ref: &str,
+    ) -> Result<Option<u64>, ForgeError> {
+        let action = format!(
+            "find the newest pipeline of {git_ref} in {}",
+            repo.owner_path
+        );
+        let mut url = self.project_endpoint(repo, &["pipelines"])?;
+        url.query_pairs_mut()
+            .append_pair("ref", git_ref)
+            .append_pair("order_by", "id")
+            .append_pair("sort", "desc")
+            .append_pair("per_page", "1");
+        let reply = self.get(url, &action).await?;
+        let pipelines = json::list(&reply.body).map_err(invalid(&action))?;
+        pipelines
+            .first()
+            .map(|pipeline| json::id(pipeline).map_err(invalid(&action)))
+            .transpose()
+    }
+
+    /// `…/issues/<iid>/<rest>` or `…/merge_requests/<iid>/<rest>`.
+    fn thread_endpoint(
+        &self,
+        repo: &RepoRef,
+        thread: Thread,
+        rest: &[&str],
+    ) -> Result<Url, ForgeError> {
+        let (kind, iid) = match thread {
+            Thread::Issue(issue) => ("issues", issue.0),
+            Thread::ChangeRequest(iid) => ("merge_requests", iid),
+        };
+        let iid = iid.to_string();
+        let mut segments = vec![kind, iid.as_str()];
         segments.extend_from_slice(rest);
         self.project_endpoint(repo, &segments)
     }
@@ -300,8 +341,29 @@ impl Forge for GitLabClient {
         repo: &RepoRef,
         issue: IssueNumber,
     ) -> Result<Vec<Comment>, ForgeError> {
-        let action = format!("list the notes of issue {issue} of {}", repo.owner_path);
-        let mut url = self.issue_endpoint(repo, issue, &["notes"])?;
+        self.thread_comments(repo, Thread::Issue(issue)).await
+    }
+
+    async fn create_comment(
+        &self,
+        repo: &RepoRef,
+        issue: IssueNumber,
+        body: &str,
+    ) -> Result<CommentId, ForgeError> {
+        self.comment_on(repo, Thread::Issue(issue), body).await
+    }
+
+    async fn thread_comments(
+        &self,
+        repo: &RepoRef,
+        thread: Thread,
+    ) -> Result<Vec<Comment>, ForgeError> {
+        let action = format!(
+            "list the notes of {} of {}",
+            thread_name(thread),
+            repo.owner_path
+        );
+        let mut url = self.thread_endpoint(repo, thread, &["notes"])?;
         url.query_pairs_mut()
             .append_pair("sort", "asc")
             .append_pair("order_by", "created_at");
@@ -314,14 +376,14 @@ impl Forge for GitLabClient {
             .collect())
     }
 
-    async fn create_comment(
+    async fn comment_on(
         &self,
         repo: &RepoRef,
-        issue: IssueNumber,
+        thread: Thread,
         body: &str,
     ) -> Result<CommentId, ForgeError> {
-        let action = format!("comment on issue {issue} of {}", repo.owner_path);
-        let url = self.issue_endpoint(repo, issue, &["notes"])?;
+        let action = format!("comment on {} of {}", thread_name(thread), repo.owner_path);
+        let url = self.thread_endpoint(repo, thread, &["notes"])?;
         let reply = self
             .send_json(Method::POST, url, json!({ "body": body }), &action)
             .await?;
@@ -436,11 +498,60 @@ impl Forge for GitLabClient {
         }
     }
 
+    async fn failed_checks(
+        &self,
+        repo: &RepoRef,
+        head: &str,
+        runs: &[u64],
+    ) -> Result<Vec<FailedCheck>, ForgeError> {
+        let pipelines = match runs {
+            [] => self
+                .newest_pipeline(repo, head)
+                .await?
+                .into_iter()
+                .collect(),
+            runs => runs.to_vec(),
+        };
+        let mut failed = Vec::new();
+        for pipeline in pipelines {
+            let action = format!(
+                "list the failed jobs of pipeline {pipeline} of {}",
+                repo.owner_path
+            );
+            let id = pipeline.to_string();
+            let mut url = self.project_endpoint(repo, &["pipelines", &id, "jobs"])?;
+            url.query_pairs_mut().append_pair("scope[]", "failed");
+            let jobs = self.all_pages(url, &action).await?;
+            for job in &jobs {
+                failed.push(json::failed_job(job).map_err(invalid(&action))?);
+            }
+        }
+        Ok(failed)
+    }
+
+    async fn check_log(&self, repo: &RepoRef, check: &FailedCheck) -> Result<String, ForgeError> {
+        let action = format!(
+            "read the trace of job `{}` of {}",
+            check.name, repo.owner_path
+        );
+        let id = check.id.to_string();
+        let url = self.project_endpoint(repo, &["jobs", &id, "trace"])?;
+        self.transport.get_text(url, &action).await
+    }
+
     async fn git_credentials(&self, _repo: &RepoRef) -> Result<GitCredentials, ForgeError> {
         Ok(GitCredentials {
             username: GIT_USERNAME.to_owned(),
             token: self.token.clone(),
         })
+    }
+}
+
+/// `issue #7` or `merge request !12`, for error messages.
+fn thread_name(thread: Thread) -> String {
+    match thread {
+        Thread::Issue(issue) => format!("issue {issue}"),
+        Thread::ChangeRequest(iid) => format!("merge request !{iid}"),
     }
 }
 

@@ -2,6 +2,7 @@
 //! webhook edge of each forge, which turns raw deliveries into these types and nothing else.
 
 pub mod client;
+pub mod conversation;
 pub mod github;
 pub mod github_api;
 pub mod gitlab;
@@ -13,9 +14,10 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use client::{
-    ChangeRequest, Comment, CommentId, Forge, ForgeError, GitCredentials, IssueInfo,
-    NewChangeRequest, Opened, Permission,
+    ChangeRequest, Comment, CommentId, FailedCheck, Forge, ForgeError, GitCredentials, IssueInfo,
+    MAX_CHECK_LOG_BYTES, NewChangeRequest, Opened, Permission,
 };
+pub use conversation::{Command, Remark, Said, Thread};
 pub use webhook::{
     DeliveryId, MAX_DELIVERY_ID_LEN, MAX_NESTING_DEPTH, WebhookAuthError, WebhookError,
     WebhookParseError,
@@ -80,9 +82,23 @@ pub enum BotEvent {
         state_open: bool,
         locked: bool,
     },
+    /// Something said to the bot on an issue or on a change request: a command, a review, a
+    /// line comment, failed checks.
+    Remark(Remark),
     /// A well-formed delivery the bot has nothing to do for, and why.
     Ignored { reason: String },
 }
+
+/// What makes a delivery ask for work: the trigger label, and the word after `/` that starts a
+/// command in a comment (`autofix` for `/autofix retry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Triggers<'a> {
+    pub label: &'a str,
+    pub command: &'a str,
+}
+
+/// The command word when none is configured.
+pub const DEFAULT_COMMAND_WORD: &str = "autofix";
 
 impl BotEvent {
     fn ignored(reason: impl Into<String>) -> Self {

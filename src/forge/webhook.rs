@@ -588,6 +588,38 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A non-negative integer that may be absent or null, such as a line number.
+    pub(crate) fn optional_u64(&self, path: &str) -> Result<Option<u64>, WebhookParseError> {
+        match self.optional(path)? {
+            None => Ok(None),
+            Some(Node::Number {
+                unsigned: Some(number),
+            }) => Ok(Some(*number)),
+            Some(other) => Err(wrong_type(path, "a non-negative integer", other)),
+        }
+    }
+
+    /// The `key` of the first object in the array at `path`, e.g. the first pull request's
+    /// number; `None` when the array is empty.
+    pub(crate) fn first_u64(
+        &self,
+        path: &str,
+        key: &str,
+    ) -> Result<Option<u64>, WebhookParseError> {
+        let value = self.required(path)?;
+        let Node::Array(items) = value else {
+            return Err(wrong_type(path, "an array", value));
+        };
+        items
+            .first()
+            .map(|item| {
+                Fields::new(item)
+                    .u64(key)
+                    .map_err(|error| error.under(&format!("{path}[0]")))
+            })
+            .transpose()
+    }
+
     pub(crate) fn bool(&self, path: &str) -> Result<bool, WebhookParseError> {
         match self.required(path)? {
             Node::Bool(value) => Ok(*value),
@@ -735,6 +767,55 @@ mod tests {
             deep(MAX_NESTING_DEPTH - 1)
         );
         assert_eq!(label_name(&wanted_too_deep), too_deep);
+    }
+
+    #[test]
+    fn optional_numbers_and_first_items_report_their_paths() {
+        const LIST: Wanted = Wanted {
+            keys: &[
+                ("line", Wanted::VALUE),
+                (
+                    "prs",
+                    Wanted {
+                        keys: &[],
+                        items: Some(&Wanted {
+                            keys: &[("number", Wanted::VALUE)],
+                            items: None,
+                        }),
+                    },
+                ),
+            ],
+            items: None,
+        };
+        let read = |body: &str| {
+            let node = parse_object(body.as_bytes(), &LIST).unwrap();
+            let fields = Fields::new(&node);
+            (
+                fields.optional_u64("line"),
+                fields.first_u64("prs", "number"),
+            )
+        };
+        assert_eq!(
+            read(r#"{"line": null, "prs": [{"number": 2}, {"number": 3}]}"#),
+            (Ok(None), Ok(Some(2)))
+        );
+        assert_eq!(read(r#"{"line": 7, "prs": []}"#), (Ok(Some(7)), Ok(None)));
+        let (line, first) = read(r#"{"line": "7", "prs": [{}]}"#);
+        assert_eq!(
+            line.unwrap_err().to_string(),
+            "field `line` should be a non-negative integer, found string"
+        );
+        assert_eq!(
+            first,
+            Err(WebhookParseError::MissingField {
+                field: "prs[0].number".to_owned()
+            })
+        );
+        let (_, first) = read(r#"{"prs": {"number": 2}}"#);
+        assert_eq!(
+            first.unwrap_err().to_string(),
+            "field `prs` should be an array, found object"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use git2::{DiffFormat, DiffOptions};
 
 use super::error::GitError;
-use super::{CommitSha, Workspace};
+use super::{BranchName, CommitSha, Workspace};
 
 impl Workspace {
     /// `git diff <base>` of the work tree, with new untracked files shown in full.
@@ -19,6 +19,23 @@ impl Workspace {
             return Ok(String::new());
         }
         self.diff_of(base, Some(paths))
+    }
+
+    /// Where HEAD's history left `origin/<upstream>` (their merge base): what a change
+    /// request's own diff is taken against in a copy cloned from the mirror.
+    pub fn fork_point(&self, upstream: &BranchName) -> Result<CommitSha, GitError> {
+        let error = GitError::git(format!("find where HEAD left origin/{upstream}"));
+        let upstream = self
+            .repo
+            .refname_to_id(&format!("refs/remotes/origin/{upstream}"))
+            .map_err(&error)?;
+        let head = self
+            .repo
+            .head()
+            .and_then(|head| head.peel_to_commit())
+            .map_err(&error)?;
+        let base = self.repo.merge_base(head.id(), upstream).map_err(&error)?;
+        Ok(CommitSha::from_oid(base))
     }
 
     fn diff_of(&self, base: &CommitSha, paths: Option<&[String]>) -> Result<String, GitError> {

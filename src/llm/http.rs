@@ -14,6 +14,10 @@ use super::{
     LlmError, LlmProvider, LlmRequest, LlmResponse, ProviderConfig, ProviderKind, SchemaForm,
 };
 
+/// How long an idle connection is kept for reuse: below the keep-alive of common model servers
+/// (uvicorn closes after 5 s), so a request never goes out on a connection the server is closing.
+const IDLE_CONNECTION_LIFETIME: Duration = Duration::from_secs(2);
+
 /// How much of an unexpected body goes into an error message.
 const SNIPPET_CHARS: usize = 200;
 
@@ -128,6 +132,7 @@ impl<V: Vendor> HttpProvider<V> {
         let endpoint = join_path(&base, &segments);
         let client = reqwest::Client::builder()
             .timeout(config.request_timeout)
+            .pool_idle_timeout(IDLE_CONNECTION_LIFETIME)
             .user_agent(concat!("autofix/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|err| {

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
@@ -54,6 +56,49 @@ pub enum IssueInput {
     Given(Issue),
 }
 
+/// A revision of an open change request: the work tree is checked out at its branch (a
+/// person's commits on it included), the issue text carries what the reviewers asked, and the
+/// run ends in one more commit on that branch. Triage is skipped: a maintainer asked.
+#[derive(Debug, Clone)]
+pub struct Revision {
+    /// The type of the new commit: the change request's own.
+    pub kind: CommitKind,
+}
+
+/// How the plan is agreed when `.autofix.toml` says `[approval] required = true`.
+#[derive(Debug, Clone, Default)]
+pub enum Approval {
+    /// Plan approval does not apply (`autofix fix` on a person's own machine).
+    #[default]
+    NotAsked,
+    /// Stop after triage and plan when the repository requires approval, returning them as
+    /// [`FixSummary::proposed`].
+    Ask,
+    /// Edit to the triage and plan a maintainer approved, without asking for them again.
+    Approved(Box<ProposedPlan>),
+}
+
+/// A triage and plan waiting for (or given) a maintainer's approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ProposedPlan {
+    pub triage: Triage,
+    pub plan: Plan,
+}
+
+/// Set from outside (a maintainer's `cancel`) to stop a run at its next stage boundary.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
 /// Everything one `autofix fix` needs besides the LLM.
 pub struct FixOptions {
     pub repo: PathBuf,
@@ -82,6 +127,12 @@ pub struct FixOptions {
     pub baseline_cache: Option<PathBuf>,
     /// Told as each stage starts and ends (a terminal, the metrics).
     pub stages: Stages,
+    /// `Some`: revise the change request checked out in `repo` instead of fixing from scratch.
+    pub revision: Option<Revision>,
+    /// Checked at every stage boundary.
+    pub cancel: CancelFlag,
+    /// Whether the plan waits for a maintainer's approval, or was approved.
+    pub approval: Approval,
 }
 
 /// How the run ended, as written to `RESULT.json`.
@@ -116,6 +167,8 @@ pub struct FixSummary {
     /// Commands that ran with network: every `[[setup]]` step and `network = true` validation.
     pub networked_commands: Vec<String>,
     pub artifacts: PathBuf,
+    /// The triage and plan that wait for a maintainer's approval; nothing was edited.
+    pub proposed: Option<ProposedPlan>,
 }
 
 /// A failure: its code, the stage it happened in, and one line of reason.
@@ -173,6 +226,7 @@ pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSumma
         failure_output_tail: None,
         networked_commands: Vec::new(),
         artifacts: artifacts.clone(),
+        proposed: None,
     };
     let clock = options.stages.start("preflight");
     let outcome = match finish_stage(clock, preflight(options, workspace, &log)) {
@@ -361,12 +415,42 @@ impl Job<'_> {
                 format!("cannot list the files: {err}"),
             )
         })?;
+        self.check_cancelled("index")?;
         let clock = self.start("index");
         let located = finish_stage(clock, Ok(self.locate(&repo_files)))?;
-        let clock = self.start("triage");
-        let triage = finish_stage(clock, self.triage(&repo_files).await)?;
-        let clock = self.start("plan");
-        let plan = finish_stage(clock, self.plan(&triage, &located).await)?;
+        let approved = match &self.options.approval {
+            Approval::Approved(approved) => Some(approved.as_ref().clone()),
+            _ => None,
+        };
+        let (triage, plan) = match approved {
+            Some(ProposedPlan { triage, plan }) => {
+                self.log
+                    .line("plan: approved by a maintainer; triage and plan are not asked again");
+                let plan = self.planned(plan)?;
+                (triage, plan)
+            }
+            None => {
+                let triage = match &self.options.revision {
+                    Some(revision) => revision_triage(revision),
+                    None => {
+                        self.check_cancelled("triage")?;
+                        let clock = self.start("triage");
+                        finish_stage(clock, self.triage(&repo_files).await)?
+                    }
+                };
+                self.check_cancelled("plan")?;
+                let clock = self.start("plan");
+                let plan = finish_stage(clock, self.plan(&triage, &located).await)?;
+                (triage, plan)
+            }
+        };
+        if matches!(self.options.approval, Approval::Ask) && self.ready.config.approval.required {
+            self.log
+                .line("plan: waiting for a maintainer's approval ([approval] required = true)");
+            self.summary.proposed = Some(ProposedPlan { triage, plan });
+            return Ok(());
+        }
+        self.check_cancelled("branch")?;
         let clock = self.start("branch");
         let (branch, outcome) = finish_stage(clock, self.branch(&triage).await)?;
         let work_base = outcome.head().clone();
@@ -568,6 +652,17 @@ impl Job<'_> {
         let ready = self.ready;
         let failed =
             |err: crate::git::GitError| Failed::new(err.failure_code(), "branch", err.to_string());
+        if self.options.revision.is_some() {
+            // The change request's branch, as it is: its commits, a person's included, stay.
+            let branch = ready.original_branch.clone();
+            self.summary.branch = Some(branch.to_string());
+            self.log.line(&format!(
+                "branch: {branch} (the change request's, at {})",
+                ready.baseline
+            ));
+            let head = ready.baseline.clone();
+            return Ok((branch, BranchOutcome::Reused { head }));
+        }
         let name = ready.config.branch_name(
             self.commit_kind(triage),
             ready.number,
@@ -1352,7 +1447,21 @@ impl Job<'_> {
         })
     }
 
+    /// A maintainer's `cancel` ends the run at the next stage boundary (and before every
+    /// model call and command, which check the budget too).
+    fn check_cancelled(&self, stage: &'static str) -> Result<(), Failed> {
+        if self.options.cancel.is_cancelled() {
+            return Err(Failed::new(
+                FailureCode::Cancelled,
+                stage,
+                "cancelled by a maintainer",
+            ));
+        }
+        Ok(())
+    }
+
     fn check_budget(&self, stage: &'static str) -> Result<(), Failed> {
+        self.check_cancelled(stage)?;
         let budget = &self.ready.config.budget;
         let tokens = self.summary.input_tokens + self.summary.output_tokens;
         if tokens > budget.max_tokens {
@@ -1378,6 +1487,18 @@ impl Job<'_> {
             ));
         }
         Ok(())
+    }
+}
+
+/// What a revision stands on instead of a triage: a maintainer asked, so it is actionable, of
+/// the change request's own type.
+fn revision_triage(revision: &Revision) -> Triage {
+    Triage {
+        actionable: true,
+        classification: revision.kind,
+        risk: triage::Risk::Low,
+        affected_files: Vec::new(),
+        reason: "a maintainer asked for this revision".into(),
     }
 }
 

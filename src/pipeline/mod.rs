@@ -6,6 +6,7 @@ pub mod audit;
 pub mod baseline_cache;
 pub mod checkout;
 pub mod checks;
+pub mod ci_log;
 pub mod context;
 pub mod fix;
 pub mod issue;

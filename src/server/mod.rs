@@ -19,8 +19,10 @@ use secrecy::SecretString;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
-use crate::forge::{BotEvent, DeliveryId, ForgeKind, github, gitlab};
-use crate::store::{Delivery, EnqueueOutcome, JobKey, Store};
+use crate::forge::{
+    BotEvent, DeliveryId, ForgeKind, IssueNumber, Remark, Thread, Triggers, github, gitlab,
+};
+use crate::store::{Delivery, EnqueueOutcome, JobKey, Store, StoreError};
 
 pub use metrics::{Metrics, Outcome};
 
@@ -31,6 +33,8 @@ pub struct ServerState {
     pub github_secrets: Vec<SecretString>,
     pub gitlab_secrets: Vec<SecretString>,
     pub trigger_label: String,
+    /// The word after `/` that starts a command in a comment (`autofix`).
+    pub command_word: String,
     /// Largest body read; a larger one is answered 413.
     pub body_limit: usize,
     /// Longest wait for the whole body; a slower sender is answered 408.
@@ -38,6 +42,15 @@ pub struct ServerState {
     pub metrics: Arc<Metrics>,
     /// Told of every new job, so an idle worker starts it at once instead of at its next poll.
     pub job_queued: Arc<tokio::sync::Notify>,
+}
+
+impl ServerState {
+    fn triggers(&self) -> Triggers<'_> {
+        Triggers {
+            label: &self.trigger_label,
+            command: &self.command_word,
+        }
+    }
 }
 
 type Shared = Arc<ServerState>;
@@ -138,7 +151,7 @@ async fn github_webhook(State(state): State<Shared>, mut request: Request) -> Re
         Err(error) => return refuse(&state, forge, (StatusCode::BAD_REQUEST, error.to_string())),
     };
     let event_name = header_text(&headers, github::EVENT_HEADER);
-    match github::parse_event(&event_name, &body, &state.trigger_label) {
+    match github::parse_event_with(&event_name, &body, &state.triggers()) {
         Ok(event) => accept(&state, forge, delivery_id, &event_name, body, event).await,
         Err(error) => refuse(&state, forge, (StatusCode::BAD_REQUEST, error.to_string())),
     }
@@ -162,7 +175,7 @@ async fn gitlab_webhook(State(state): State<Shared>, mut request: Request) -> Re
         Err(error) => return ignore(&state, forge, &error.to_string()),
     };
     let event_name = header_text(&headers, gitlab::EVENT_HEADER);
-    match gitlab::parse_event(&event_name, &body, &state.trigger_label) {
+    match gitlab::parse_event_with(&event_name, &body, &state.triggers()) {
         Ok(event) => accept(&state, forge, delivery_id, &event_name, body, event).await,
         Err(error) => ignore(&state, forge, &format!("unreadable delivery: {error}")),
     }
@@ -199,11 +212,21 @@ async fn accept(
     body: Bytes,
     event: BotEvent,
 ) -> Response {
-    let (repo, issue) = match event {
+    let key = match event {
         BotEvent::Ignored { reason } => return ignore(state, forge, &reason),
-        BotEvent::IssueLabeled { repo, issue, .. } => (repo, issue),
+        BotEvent::IssueLabeled { repo, issue, .. } => JobKey::for_issue(&repo, issue),
+        BotEvent::Remark(remark) => match remark_key(state, &remark).await {
+            Ok(Some(key)) => key,
+            Ok(None) => {
+                return ignore(
+                    state,
+                    forge,
+                    "said on a pull or merge request autofix did not open",
+                );
+            }
+            Err(error) => return unavailable(state, forge, &delivery_id, &error),
+        },
     };
-    let key = JobKey::for_issue(&repo, issue);
     let received_at = Utc::now();
     let delivery = Delivery {
         id: delivery_id.as_str().to_owned(),
@@ -243,15 +266,38 @@ async fn accept(
             tracing::info!(delivery = %delivery_id, "duplicate delivery");
             reply(StatusCode::OK, json!({"status": "duplicate"}))
         }
-        Err(error) => {
-            state.metrics.outcome(forge, Outcome::Failed);
-            tracing::error!(%error, delivery = %delivery_id, "the job store could not record a delivery");
-            reply(
-                StatusCode::SERVICE_UNAVAILABLE,
-                json!({"status": "unavailable", "reason": "the job store could not record the delivery; retry later"}),
-            )
+        Err(error) => unavailable(state, forge, &DeliveryId(delivery_id.to_owned()), &error),
+    }
+}
+
+/// The job key of the issue a remark is about: its own issue, or the issue of the change
+/// request autofix opened (`None` for anyone else's change request).
+async fn remark_key(state: &ServerState, remark: &Remark) -> Result<Option<JobKey>, StoreError> {
+    match remark.thread {
+        Thread::Issue(issue) => Ok(Some(JobKey::for_issue(&remark.repo, issue))),
+        Thread::ChangeRequest(number) => {
+            let key = JobKey::for_issue(&remark.repo, IssueNumber(0));
+            let record = state
+                .store
+                .change_request(&key.forge, &key.repo, number)
+                .await?;
+            Ok(record.map(|record| record.key))
         }
     }
+}
+
+fn unavailable(
+    state: &ServerState,
+    forge: ForgeKind,
+    delivery_id: &DeliveryId,
+    error: &StoreError,
+) -> Response {
+    state.metrics.outcome(forge, Outcome::Failed);
+    tracing::error!(%error, delivery = %delivery_id.as_str(), "the job store could not record a delivery");
+    reply(
+        StatusCode::SERVICE_UNAVAILABLE,
+        json!({"status": "unavailable", "reason": "the job store could not record the delivery; retry later"}),
+    )
 }
 
 fn ignore(state: &ServerState, forge: ForgeKind, reason: &str) -> Response {

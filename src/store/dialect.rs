@@ -2,9 +2,9 @@
 //! begins (`BEGIN IMMEDIATE` on SQLite) and how a claim locks its row (`SKIP LOCKED` on PostgreSQL) differ.
 
 use super::{
-    ClaimedJob, Delivery, EnqueueOutcome, Finish, JobDetail, JobEvent, JobFilter, JobKey,
-    JobRecord, JobState, StoreError, StoredDelivery, db, from_millis, issue_column, retry_backoff,
-    to_millis,
+    ChangeRequestRecord, ClaimedJob, Delivery, EnqueueOutcome, Finish, JobDetail, JobEvent,
+    JobFilter, JobKey, JobRecord, JobState, StoreError, StoredDelivery, db, from_millis,
+    issue_column, retry_backoff, to_millis,
 };
 
 #[derive(sqlx::FromRow)]
@@ -375,8 +375,9 @@ macro_rules! dialect {
                 job: i64,
                 owner: &str,
                 outcome: &Finish,
+                seen: Option<&[String]>,
                 now: DateTime<Utc>,
-            ) -> Result<(), StoreError> {
+            ) -> Result<Option<i64>, StoreError> {
                 let mut tx = begin_write(pool).await?;
                 hold_lease(&mut tx, job, owner, now).await?;
                 let (state, code, error) = match outcome {
@@ -400,7 +401,62 @@ macro_rules! dialect {
                     Finish::Failed { code, error } => format!("failed ({code}): {error}"),
                 };
                 append_event(&mut tx, job, state.as_str(), &message, now).await?;
-                commit(tx).await
+                let follow_up = match seen {
+                    Some(seen) => follow_up(&mut tx, job, seen, now).await?,
+                    None => None,
+                };
+                commit(tx).await?;
+                Ok(follow_up)
+            }
+
+            /// Inside the finishing transaction: the deliveries that joined `job` after it last
+            /// looked (`seen` are the ones it handled) go to a new queued job for the same key.
+            async fn follow_up(
+                tx: &mut Transaction<'static, Db>,
+                job: i64,
+                seen: &[String],
+                now: DateTime<Utc>,
+            ) -> Result<Option<i64>, StoreError> {
+                let linked: Vec<(String, String)> = sqlx::query_as(
+                    "SELECT id, event FROM deliveries WHERE job_id = $1 ORDER BY received_at, id",
+                )
+                .bind(job)
+                .fetch_all(&mut **tx)
+                .await
+                .map_err(db("could not read the job's deliveries"))?;
+                let unseen: Vec<(String, String)> = linked
+                    .into_iter()
+                    .filter(|(id, _)| !seen.contains(id))
+                    .collect();
+                let Some((origin, origin_event)) = unseen.first().cloned() else {
+                    return Ok(None);
+                };
+                let (id,): (i64,) = sqlx::query_as(
+                    "INSERT INTO jobs (forge, repo, issue_number, dedupe_key, state, attempts, run_after, \
+                     created_at, updated_at, origin_delivery) \
+                     SELECT forge, repo, issue_number, forge || ':' || repo || ':' || CAST(issue_number AS TEXT), \
+                     'queued', 0, $2, $2, $2, $3 FROM jobs WHERE id = $1 RETURNING id",
+                )
+                .bind(job)
+                .bind(to_millis(now))
+                .bind(&origin)
+                .fetch_one(&mut **tx)
+                .await
+                .map_err(db("could not queue the follow-up job"))?;
+                for (delivery, _) in &unseen {
+                    sqlx::query("UPDATE deliveries SET job_id = $1 WHERE id = $2")
+                        .bind(id)
+                        .bind(delivery)
+                        .execute(&mut **tx)
+                        .await
+                        .map_err(db("could not move a delivery to the follow-up job"))?;
+                }
+                let message = format!(
+                    "delivery {origin} ({origin_event}) and {} more, which arrived while job {job} ran",
+                    unseen.len() - 1
+                );
+                append_event(tx, id, "queued", &message, now).await?;
+                Ok(Some(id))
             }
 
             /// Ends `job` as failed although its report could not be posted (`why`): the report is
@@ -642,6 +698,101 @@ macro_rules! dialect {
                 .await
                 .map_err(db("could not read the job's delivery"))?;
                 row.map(|row| Ok(row.into_stored()?.delivery)).transpose()
+            }
+
+            /// Every delivery linked to `job`, oldest first.
+            pub(in crate::store) async fn job_deliveries(
+                pool: &Pool<Db>,
+                job: i64,
+            ) -> Result<Vec<Delivery>, StoreError> {
+                let rows: Vec<DeliveryRow> = sqlx::query_as(&format!(
+                    "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE job_id = $1 ORDER BY received_at, id"
+                ))
+                .bind(job)
+                .fetch_all(pool)
+                .await
+                .map_err(db("could not read the job's deliveries"))?;
+                rows.into_iter().map(|row| Ok(row.into_stored()?.delivery)).collect()
+            }
+
+            pub(in crate::store) async fn record_change_request(
+                pool: &Pool<Db>,
+                record: &ChangeRequestRecord,
+                now: DateTime<Utc>,
+            ) -> Result<(), StoreError> {
+                sqlx::query(
+                    "INSERT INTO change_requests (forge, repo, number, issue_number, branch, url, job_id, created_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                     ON CONFLICT (forge, repo, number) DO UPDATE SET issue_number = $4, branch = $5, url = $6, job_id = $7",
+                )
+                .bind(&record.key.forge)
+                .bind(&record.key.repo)
+                .bind(i64::try_from(record.number).unwrap_or(i64::MAX))
+                .bind(issue_column(&record.key))
+                .bind(&record.branch)
+                .bind(&record.url)
+                .bind(record.job)
+                .bind(to_millis(now))
+                .execute(pool)
+                .await
+                .map_err(db("could not record the change request"))?;
+                Ok(())
+            }
+
+            /// The change request `number` of `forge`/`repo` (`by_issue`: the newest one of
+            /// issue `number` instead).
+            pub(in crate::store) async fn change_request(
+                pool: &Pool<Db>,
+                forge: &str,
+                repo: &str,
+                number: u64,
+                by_issue: bool,
+            ) -> Result<Option<ChangeRequestRecord>, StoreError> {
+                let column = if by_issue { "issue_number" } else { "number" };
+                let row: Option<(i64, i64, String, String, i64, i64, Option<String>)> = sqlx::query_as(&format!(
+                    "SELECT number, issue_number, branch, url, job_id, ci_repairs, ci_head FROM change_requests \
+                     WHERE forge = $1 AND repo = $2 AND {column} = $3 ORDER BY created_at DESC, number DESC LIMIT 1"
+                ))
+                .bind(forge)
+                .bind(repo)
+                .bind(i64::try_from(number).unwrap_or(i64::MAX))
+                .fetch_optional(pool)
+                .await
+                .map_err(db("could not read the change request"))?;
+                row.map(|(number, issue, branch, url, job, ci_repairs, ci_head)| {
+                    Ok(ChangeRequestRecord {
+                        key: JobKey::new(forge, repo, issue_number(issue)?),
+                        number: issue_number(number)?,
+                        branch,
+                        url,
+                        job,
+                        ci_repairs: attempts(ci_repairs)?,
+                        ci_head,
+                    })
+                })
+                .transpose()
+            }
+
+            /// Notes that the failed checks of `head` were dealt with, counting a pushed repair.
+            pub(in crate::store) async fn record_ci(
+                pool: &Pool<Db>,
+                record: &ChangeRequestRecord,
+                head: &str,
+                repaired: bool,
+            ) -> Result<(), StoreError> {
+                sqlx::query(
+                    "UPDATE change_requests SET ci_head = $4, ci_repairs = ci_repairs + $5 \
+                     WHERE forge = $1 AND repo = $2 AND number = $3",
+                )
+                .bind(&record.key.forge)
+                .bind(&record.key.repo)
+                .bind(i64::try_from(record.number).unwrap_or(i64::MAX))
+                .bind(head)
+                .bind(i64::from(repaired))
+                .execute(pool)
+                .await
+                .map_err(db("could not record the checks dealt with"))?;
+                Ok(())
             }
 
             pub(in crate::store) async fn ping(pool: &Pool<Db>) -> Result<(), StoreError> {

@@ -123,6 +123,22 @@ impl JobKey {
     }
 }
 
+/// A pull/merge request autofix opened for an issue (the issue is `key`'s).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeRequestRecord {
+    pub key: JobKey,
+    /// GitHub's PR number, GitLab's MR iid.
+    pub number: u64,
+    pub branch: String,
+    pub url: String,
+    /// The job that opened it.
+    pub job: i64,
+    /// Repairs of failed checks pushed to it so far.
+    pub ci_repairs: u32,
+    /// The head commit whose failed checks were last dealt with.
+    pub ci_head: Option<String>,
+}
+
 /// What recording a delivery did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EnqueueOutcome {
@@ -503,12 +519,120 @@ impl Store {
         outcome: &Finish,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
+        self.finish_where(job, owner, outcome, None, now)
+            .await
+            .map(drop)
+    }
+
+    /// [`Store::finish`] for a job that handled the deliveries `seen`: any other delivery that
+    /// joined it meanwhile (a comment that arrived while it ran) goes, in the same transaction,
+    /// to a new queued job for the same issue, whose id is returned.
+    pub async fn finish_and_follow_up(
+        &self,
+        job: i64,
+        owner: &str,
+        outcome: &Finish,
+        seen: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<Option<i64>, StoreError> {
+        self.finish_where(job, owner, outcome, Some(seen), now)
+            .await
+    }
+
+    async fn finish_where(
+        &self,
+        job: i64,
+        owner: &str,
+        outcome: &Finish,
+        seen: Option<&[String]>,
+        now: DateTime<Utc>,
+    ) -> Result<Option<i64>, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::finish(pool, job, owner, outcome, now).await
+                dialect::sqlite::finish(pool, job, owner, outcome, seen, now).await
             }
             Store::Postgres(pool) => {
-                dialect::postgres::finish(pool, job, owner, outcome, now).await
+                dialect::postgres::finish(pool, job, owner, outcome, seen, now).await
+            }
+        }
+    }
+
+    /// Every delivery that created or joined `job`, oldest first.
+    pub async fn job_deliveries(&self, job: i64) -> Result<Vec<Delivery>, StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::job_deliveries(pool, job).await
+            }
+            Store::Postgres(pool) => dialect::postgres::job_deliveries(pool, job).await,
+        }
+    }
+
+    /// Remembers a change request autofix opened (or adopted) for an issue.
+    pub async fn record_change_request(
+        &self,
+        record: &ChangeRequestRecord,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::record_change_request(pool, record, now).await
+            }
+            Store::Postgres(pool) => {
+                dialect::postgres::record_change_request(pool, record, now).await
+            }
+        }
+    }
+
+    /// Notes that the failed checks of `head` on `record` were dealt with (`repaired`: a repair
+    /// was pushed, which counts towards the limit).
+    pub async fn record_ci(
+        &self,
+        record: &ChangeRequestRecord,
+        head: &str,
+        repaired: bool,
+    ) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::record_ci(pool, record, head, repaired).await
+            }
+            Store::Postgres(pool) => {
+                dialect::postgres::record_ci(pool, record, head, repaired).await
+            }
+        }
+    }
+
+    /// The change request autofix opened as `number` in `forge`/`repo`, if it did.
+    pub async fn change_request(
+        &self,
+        forge: &str,
+        repo: &str,
+        number: u64,
+    ) -> Result<Option<ChangeRequestRecord>, StoreError> {
+        self.change_request_where(forge, repo, number, false).await
+    }
+
+    /// The newest change request autofix opened for `key`'s issue, if any.
+    pub async fn change_request_for_issue(
+        &self,
+        key: &JobKey,
+    ) -> Result<Option<ChangeRequestRecord>, StoreError> {
+        self.change_request_where(&key.forge, &key.repo, key.issue_number, true)
+            .await
+    }
+
+    async fn change_request_where(
+        &self,
+        forge: &str,
+        repo: &str,
+        number: u64,
+        by_issue: bool,
+    ) -> Result<Option<ChangeRequestRecord>, StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::change_request(pool, forge, repo, number, by_issue).await
+            }
+            Store::Postgres(pool) => {
+                dialect::postgres::change_request(pool, forge, repo, number, by_issue).await
             }
         }
     }

@@ -15,13 +15,15 @@ pub enum Verdict {
     Ignore(String),
 }
 
-/// Runs the checks in the order that costs the fewest API calls for the common refusals.
+/// Runs the checks in the order that costs the fewest API calls for the common refusals. A
+/// `retry` goes ahead although autofix's change request for the issue is open: it updates it.
 pub async fn check(
     forge: &dyn Forge,
     repo: &RepoRef,
     issue: IssueNumber,
     actor: &ForgeUser,
     bot: &ForgeUser,
+    retry: bool,
 ) -> Result<Verdict, ForgeError> {
     // By login: a GitHub App's bot id is not the App id the API reports, while logins are unique.
     if actor.login.eq_ignore_ascii_case(&bot.login) {
@@ -48,6 +50,9 @@ pub async fn check(
     }
     if info.locked {
         return Ok(Verdict::Refuse(Refusal::Locked));
+    }
+    if retry {
+        return Ok(Verdict::Proceed(info));
     }
     let open = forge.open_change_requests(repo).await?;
     if let Some(existing) = open

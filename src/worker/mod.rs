@@ -4,6 +4,7 @@
 mod authorize;
 mod job;
 pub mod publish;
+pub mod replies;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -28,6 +29,10 @@ pub use job::{JobEnd, JobFacts};
 #[derive(Debug, Clone)]
 pub struct WorkerSettings {
     pub trigger_label: String,
+    /// The word after `/` that starts a command in a comment.
+    pub command_word: String,
+    /// Repair commits for failed checks per change request, at most.
+    pub ci_max_repairs: u32,
     pub failed_label: String,
     pub workers: usize,
     pub lease: Duration,
@@ -181,8 +186,8 @@ pub async fn run_one(ctx: &Arc<WorkerContext>, owner: &str) -> Result<Turn, Stor
             }
             None => tracing::info!(attempt = claimed.attempts, "job claimed"),
         }
-        let end = run_with_lease(ctx, claimed, owner).await;
-        record_end(ctx, id, owner, end).await
+        let (end, seen) = run_with_lease(ctx, claimed, owner).await;
+        record_end(ctx, id, owner, end, &seen).await
     }
     .instrument(span)
     .await?;
@@ -191,7 +196,11 @@ pub async fn run_one(ctx: &Arc<WorkerContext>, owner: &str) -> Result<Turn, Stor
 
 /// Runs the job on a blocking thread of its own (git and commands block) while this task keeps
 /// the lease alive; a panic in the job becomes a retry, never a lost job.
-async fn run_with_lease(ctx: &Arc<WorkerContext>, claimed: ClaimedJob, owner: &str) -> JobEnd {
+async fn run_with_lease(
+    ctx: &Arc<WorkerContext>,
+    claimed: ClaimedJob,
+    owner: &str,
+) -> (JobEnd, Vec<String>) {
     let id = claimed.id;
     let run = job::JobRun::new(ctx.clone(), claimed, owner.to_owned());
     let handle = tokio::runtime::Handle::current();
@@ -203,11 +212,15 @@ async fn run_with_lease(ctx: &Arc<WorkerContext>, claimed: ClaimedJob, owner: &s
         tokio::select! {
             joined = &mut task => {
                 return match joined {
-                    Ok(end) => end,
+                    Ok(ended) => ended,
                     Err(error) if error.is_panic() => {
-                        JobEnd::RetryLater(format!("the job panicked: {}", panic_text(error)))
+                        let why = format!("the job panicked: {}", panic_text(error));
+                        (JobEnd::RetryLater(why), Vec::new())
                     }
-                    Err(error) => JobEnd::RetryLater(format!("the job was cancelled: {error}")),
+                    Err(error) => (
+                        JobEnd::RetryLater(format!("the job was cancelled: {error}")),
+                        Vec::new(),
+                    ),
                 };
             }
             () = tokio::time::sleep(renew_every) => {
@@ -228,11 +241,14 @@ fn panic_text(error: tokio::task::JoinError) -> String {
         .unwrap_or_else(|| "no message".into())
 }
 
+/// Records how the job ended. A finished job that knows which deliveries it handled hands any
+/// other (a comment that arrived while it ran) to a follow-up job in the same transaction.
 async fn record_end(
     ctx: &WorkerContext,
     id: i64,
     owner: &str,
     end: JobEnd,
+    seen: &[String],
 ) -> Result<(), StoreError> {
     let now = Utc::now();
     count_end(&ctx.telemetry, &end);
@@ -244,7 +260,21 @@ async fn record_end(
                     tracing::info!(code, error, "job ended without a change")
                 }
             }
-            ctx.store.finish(id, owner, finish, now).await.map(drop)
+            if seen.is_empty() {
+                ctx.store.finish(id, owner, finish, now).await
+            } else {
+                let follow_up = ctx
+                    .store
+                    .finish_and_follow_up(id, owner, finish, seen, now)
+                    .await;
+                if let Ok(Some(next)) = &follow_up {
+                    tracing::info!(
+                        follow_up = next,
+                        "deliveries that came while the job ran start a follow-up job"
+                    );
+                }
+                follow_up.map(drop)
+            }
         }
         JobEnd::FailedUnreported { code, error, why } => {
             tracing::warn!(

@@ -82,6 +82,26 @@ pub enum StatusOutcome {
         change_request_word: String,
     },
     Failed(FailureReport),
+    /// Triage and plan wait for a maintainer's `approve` (or `plan <changes>`).
+    AwaitingApproval {
+        summary: String,
+        plan_steps: Vec<String>,
+        files: Vec<String>,
+        word: String,
+    },
+    /// A maintainer answered the plan (`how`: approved it, or asked for another); job `next`
+    /// goes on from here.
+    PlanAnswered {
+        by: String,
+        how: String,
+        next: i64,
+    },
+    /// A maintainer cancelled the job, which stopped during `stage`; `word` is the command word.
+    Cancelled {
+        by: String,
+        stage: String,
+        word: String,
+    },
 }
 
 /// The facts of a failure a person needs to act on it.
@@ -103,6 +123,11 @@ pub fn status_comment(view: &StatusView) -> String {
         None => "autofix is working on this issue",
         Some(StatusOutcome::Succeeded { .. }) => "autofix opened a fix for this issue",
         Some(StatusOutcome::Failed(_)) => "autofix could not fix this issue",
+        Some(StatusOutcome::Cancelled { .. }) => "autofix stopped: the job was cancelled",
+        Some(StatusOutcome::AwaitingApproval { .. }) => {
+            "autofix planned a fix and waits for approval"
+        }
+        Some(StatusOutcome::PlanAnswered { .. }) => "autofix's plan was answered",
     };
     let _ = writeln!(text, "### {heading}\n");
     let _ = writeln!(
@@ -146,6 +171,34 @@ pub fn status_comment(view: &StatusView) -> String {
             );
         }
         Some(StatusOutcome::Failed(failure)) => text.push_str(&failure_section(failure)),
+        Some(StatusOutcome::AwaitingApproval {
+            summary,
+            plan_steps,
+            files,
+            word,
+        }) => {
+            let _ = writeln!(text, "\n**The plan** — `{summary}`:\n");
+            for step in plan_steps {
+                let _ = writeln!(text, "1. {step}");
+            }
+            let files: Vec<String> = files.iter().map(|file| format!("`{file}`")).collect();
+            let _ = writeln!(
+                text,
+                "\nFiles it would change: {}\n\nNothing is edited until a maintainer comments \
+                 `/{word} approve`, or `/{word} plan <what to change>` to plan again with those words.",
+                files.join(", ")
+            );
+        }
+        Some(StatusOutcome::PlanAnswered { by, how, next }) => {
+            let _ = writeln!(text, "\n@{by} {how}; job {next} goes on from here.");
+        }
+        Some(StatusOutcome::Cancelled { by, stage, word }) => {
+            let _ = writeln!(
+                text,
+                "\nCancelled by @{by} during `{stage}`. Nothing is left behind: a branch this job \
+                 pushed is deleted. Comment `/{word} retry` to start again."
+            );
+        }
     }
     let _ = write!(text, "\n{}\n", status_marker(view.job));
     text

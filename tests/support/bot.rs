@@ -32,7 +32,7 @@ use secrecy::SecretString;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use super::deliveries::{self, Actor, LabeledIssue};
+use super::deliveries::{self, Actor, ChecksFailed, LabeledIssue, On, Place};
 use super::fake_github::{FakeGitHub, test_app_private_key};
 use super::fake_gitlab::FakeGitLab;
 use super::git_http::{BareRepo, GitHttpAuth, GitHttpServer};
@@ -109,6 +109,46 @@ pub fn plan() -> String {
 /// A SEARCH/REPLACE answer turning the buggy `clamp` into `replacement`.
 pub fn clamp_edit(replacement: &str) -> String {
     format!("calc.py\n```\n<<<<<<< SEARCH\n{BUGGY_PY}=======\n{replacement}>>>>>>> REPLACE\n```\n")
+}
+
+/// `calc.py` after the revision reviewers ask for in the stories: a docstring on `clamp`.
+pub const REVISED_PY: &str = "def clamp(value, low, high):\n    \"\"\"Limit value to [low, high].\"\"\"\n    return max(low, min(value, high))\n";
+
+/// The plan, edit and review of a revision turning `calc.py` from `from` into `to` (the
+/// review held for `review_after` when given).
+pub fn script_revision(llm: &ScriptedLlm, from: &str, to: &str, review_after: Option<Duration>) {
+    llm.reply_text_for_stage(
+        "plan",
+        json!({"branch_name": "ignored",
+            "plan_steps": ["document clamp as asked"],
+            "file_changes": [{"path": "calc.py", "operation": "MODIFY", "line_range": [1, 3]}],
+            "commit_summary": "document what clamp does", "scope": "calc"})
+        .to_string(),
+    );
+    llm.reply_text_for_stage(
+        "edit",
+        format!("calc.py\n```\n<<<<<<< SEARCH\n{from}=======\n{to}>>>>>>> REPLACE\n```\n"),
+    );
+    let review = super::scripted_llm::Reply::text(accepted());
+    llm.reply_for_stage(
+        "audit",
+        match review_after {
+            Some(delay) => review.after(delay),
+            None => review,
+        },
+    );
+}
+
+/// The labelled issue `issue` of `path` fixed by the bot; the number of its change request.
+pub async fn fixed_issue(t: &BotTester, path: &str, issue: u64) -> u64 {
+    script_python_fix(&t.llm);
+    let alice = t.maintainer(path, "alice");
+    t.label_issue(path, issue, "clamp ignores its bounds", &alice)
+        .await;
+    t.run_until_idle().await;
+    let change_requests = t.change_requests(path);
+    assert_eq!(change_requests.len(), 1, "{:?}", t.comments(path, issue));
+    change_requests[0].number
 }
 
 pub fn accepted() -> String {
@@ -313,6 +353,8 @@ impl BotTester {
             Identity::new("autofix", "autofix@example.com").expect("an identity"),
             WorkerSettings {
                 trigger_label: TRIGGER.into(),
+                command_word: "autofix".into(),
+                ci_max_repairs: 2,
                 failed_label: FAILED_LABEL.into(),
                 workers: 1,
                 lease: Duration::from_secs(60),
@@ -332,6 +374,7 @@ impl BotTester {
             github_secrets: vec![SecretString::from(WEBHOOK_SECRET)],
             gitlab_secrets: vec![SecretString::from(WEBHOOK_SECRET)],
             trigger_label: TRIGGER.into(),
+            command_word: "autofix".into(),
             body_limit: 5 * 1024 * 1024,
             read_timeout: Duration::from_secs(10),
             metrics: Arc::new(Metrics::default()),
@@ -479,13 +522,137 @@ impl BotTester {
         self.ingress = base;
     }
 
-    /// Sends `payload` as the forge would, signed, under `delivery_id`.
+    /// Sends the label event `payload` as the forge would, signed, under `delivery_id`.
     pub async fn deliver(&self, delivery_id: &str, payload: Vec<u8>) -> Sent {
+        let event = match &self.forge {
+            FakeForge::GitHub(_) => "issues",
+            FakeForge::GitLab(_) => "Issue Hook",
+        };
+        self.deliver_event(event, delivery_id, payload).await
+    }
+
+    /// The place remarks in `path` are made in.
+    fn place<'a>(&self, path: &'a str, clone_url: &'a str) -> Place<'a> {
+        Place {
+            owner_path: path,
+            clone_url,
+            default_branch: "main",
+        }
+    }
+
+    fn next_delivery(&self) -> (String, u64) {
+        let n = self.sent.fetch_add(1, Ordering::SeqCst) + 1;
+        (format!("story-delivery-{n}"), 90_000 + n)
+    }
+
+    /// `actor` comments `body` on an issue or on a pull/merge request of `path`.
+    pub async fn comment(&self, path: &str, on: On, actor: &Actor, body: &str) -> Sent {
+        let url = self.git.url(path);
+        let place = self.place(path, &url);
+        let (delivery, id) = self.next_delivery();
+        match &self.forge {
+            FakeForge::GitHub(_) => {
+                let payload = deliveries::github_comment(&place, on, id, body, actor);
+                self.deliver_event("issue_comment", &delivery, payload)
+                    .await
+            }
+            FakeForge::GitLab(_) => {
+                let payload = deliveries::gitlab_note(&place, on, id, body, actor);
+                self.deliver_event("Note Hook", &delivery, payload).await
+            }
+        }
+    }
+
+    /// `actor` submits a review of pull request `number` (GitHub) in `state`.
+    pub async fn review(
+        &self,
+        path: &str,
+        number: u64,
+        actor: &Actor,
+        state: &str,
+        body: &str,
+    ) -> Sent {
+        let url = self.git.url(path);
+        let place = self.place(path, &url);
+        let (delivery, id) = self.next_delivery();
+        let payload = deliveries::github_review(&place, number, id, state, body, actor);
+        self.deliver_event("pull_request_review", &delivery, payload)
+            .await
+    }
+
+    /// `actor` comments `body` on line `line` of `file` in the change request's diff.
+    pub async fn line_comment(
+        &self,
+        path: &str,
+        number: u64,
+        actor: &Actor,
+        at: (&str, u64),
+        body: &str,
+    ) -> Sent {
+        let url = self.git.url(path);
+        let place = self.place(path, &url);
+        let (delivery, id) = self.next_delivery();
+        match &self.forge {
+            FakeForge::GitHub(_) => {
+                let payload = deliveries::github_line_comment(&place, number, id, at, body, actor);
+                self.deliver_event("pull_request_review_comment", &delivery, payload)
+                    .await
+            }
+            FakeForge::GitLab(_) => {
+                let payload = deliveries::gitlab_diff_note(&place, number, id, at, body, actor);
+                self.deliver_event("Note Hook", &delivery, payload).await
+            }
+        }
+    }
+
+    /// The forge says the checks of a change request's head failed (sent by `sender`).
+    pub async fn checks_failed(
+        &self,
+        path: &str,
+        checks: &ChecksFailed<'_>,
+        sender: &Actor,
+    ) -> Sent {
+        let url = self.git.url(path);
+        let place = self.place(path, &url);
+        let (delivery, _) = self.next_delivery();
+        match &self.forge {
+            FakeForge::GitHub(_) => {
+                let payload = deliveries::github_check_run_failed(&place, checks, sender);
+                self.deliver_event("check_run", &delivery, payload).await
+            }
+            FakeForge::GitLab(_) => {
+                let payload = deliveries::gitlab_pipeline_failed(&place, checks, sender);
+                self.deliver_event("Pipeline Hook", &delivery, payload)
+                    .await
+            }
+        }
+    }
+
+    /// The comments on a pull/merge request, as bodies, oldest first.
+    pub fn change_request_comments(&self, path: &str, number: u64) -> Vec<String> {
+        match &self.forge {
+            FakeForge::GitHub(fake) => fake
+                .comments(path, number)
+                .into_iter()
+                .map(|comment| comment.body)
+                .collect(),
+            FakeForge::GitLab(fake) => fake
+                .merge_requests(path)
+                .into_iter()
+                .filter(|mr| mr.iid == number)
+                .flat_map(|mr| mr.notes)
+                .map(|note| note.body)
+                .collect(),
+        }
+    }
+
+    /// Sends `payload` as event `event` as the forge would, signed, under `delivery_id`.
+    pub async fn deliver_event(&self, event: &str, delivery_id: &str, payload: Vec<u8>) -> Sent {
         let request = match &self.forge {
             FakeForge::GitHub(_) => self
                 .client
                 .post(format!("{}/webhooks/github", self.ingress))
-                .header("X-GitHub-Event", "issues")
+                .header("X-GitHub-Event", event)
                 .header("X-GitHub-Delivery", delivery_id)
                 .header(
                     "X-Hub-Signature-256",
@@ -494,7 +661,7 @@ impl BotTester {
             FakeForge::GitLab(_) => self
                 .client
                 .post(format!("{}/webhooks/gitlab", self.ingress))
-                .header("X-Gitlab-Event", "Issue Hook")
+                .header("X-Gitlab-Event", event)
                 .header("X-Gitlab-Token", WEBHOOK_SECRET)
                 .header("Idempotency-Key", delivery_id),
         };
@@ -590,6 +757,7 @@ impl BotTester {
                 .pull_requests(path)
                 .into_iter()
                 .map(|pr| ChangeRequestSeen {
+                    number: pr.number,
                     head: pr.head,
                     base: pr.base,
                     title: pr.title,
@@ -601,6 +769,7 @@ impl BotTester {
                 .merge_requests(path)
                 .into_iter()
                 .map(|mr| ChangeRequestSeen {
+                    number: mr.iid,
                     head: mr.source_branch,
                     base: mr.target_branch,
                     title: mr.title,
@@ -615,6 +784,7 @@ impl BotTester {
 /// A pull or merge request as a story looks at it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeRequestSeen {
+    pub number: u64,
     pub head: String,
     pub base: String,
     pub title: String,

@@ -97,3 +97,203 @@ pub fn github_signature(secret: &str, body: &[u8]) -> String {
     mac.update(body);
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
+
+/// Where a story says something: on an issue, or on a pull/merge request (by its number/iid).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum On {
+    Issue(u64),
+    ChangeRequest(u64),
+}
+
+/// The repository a remark is made in.
+#[derive(Debug, Clone)]
+pub struct Place<'a> {
+    pub owner_path: &'a str,
+    pub clone_url: &'a str,
+    pub default_branch: &'a str,
+}
+
+fn github_repository(payload: &mut Value, place: &Place<'_>, actor: &Actor) {
+    let (owner, name) = place.owner_path.split_once('/').expect("owner/name");
+    payload["repository"]["full_name"] = json!(place.owner_path);
+    payload["repository"]["name"] = json!(name);
+    payload["repository"]["owner"]["login"] = json!(owner);
+    payload["repository"]["clone_url"] = json!(place.clone_url);
+    payload["repository"]["default_branch"] = json!(place.default_branch);
+    payload["sender"]["login"] = json!(actor.login);
+    payload["sender"]["id"] = json!(actor.id);
+    payload["sender"]["type"] = json!(if actor.bot { "Bot" } else { "User" });
+}
+
+/// GitHub's recorded `issue_comment`/`created`, saying `body` on an issue or a pull request.
+pub fn github_comment(
+    place: &Place<'_>,
+    on: On,
+    comment_id: u64,
+    body: &str,
+    actor: &Actor,
+) -> Vec<u8> {
+    let mut payload = recorded("github/issue_comment/created.payload.json");
+    github_repository(&mut payload, place, actor);
+    let (number, pull) = match on {
+        On::Issue(number) => (number, false),
+        On::ChangeRequest(number) => (number, true),
+    };
+    payload["issue"]["number"] = json!(number);
+    payload["issue"]["pull_request"] = if pull {
+        json!({"url": format!("https://api.github.com/repos/{}/pulls/{number}", place.owner_path)})
+    } else {
+        Value::Null
+    };
+    payload["comment"]["id"] = json!(comment_id);
+    payload["comment"]["body"] = json!(body);
+    payload["comment"]["user"]["login"] = json!(actor.login);
+    serde_json::to_vec(&payload).expect("the payload serialises")
+}
+
+/// GitHub's recorded `pull_request_review`/`submitted` with `state` and `body` on pull `number`.
+pub fn github_review(
+    place: &Place<'_>,
+    number: u64,
+    review_id: u64,
+    state: &str,
+    body: &str,
+    actor: &Actor,
+) -> Vec<u8> {
+    let mut payload = recorded("github/pull_request_review/submitted.payload.json");
+    github_repository(&mut payload, place, actor);
+    payload["pull_request"]["number"] = json!(number);
+    payload["review"]["id"] = json!(review_id);
+    payload["review"]["state"] = json!(state);
+    payload["review"]["body"] = json!(body);
+    serde_json::to_vec(&payload).expect("the payload serialises")
+}
+
+/// GitHub's recorded `pull_request_review_comment`/`created`: `body` on `file` line `line`.
+pub fn github_line_comment(
+    place: &Place<'_>,
+    number: u64,
+    comment_id: u64,
+    (file, line): (&str, u64),
+    body: &str,
+    actor: &Actor,
+) -> Vec<u8> {
+    let mut payload = recorded("github/pull_request_review_comment/created.payload.json");
+    github_repository(&mut payload, place, actor);
+    payload["pull_request"]["number"] = json!(number);
+    payload["comment"]["id"] = json!(comment_id);
+    payload["comment"]["path"] = json!(file);
+    payload["comment"]["line"] = json!(line);
+    payload["comment"]["body"] = json!(body);
+    serde_json::to_vec(&payload).expect("the payload serialises")
+}
+
+fn gitlab_project(payload: &mut Value, place: &Place<'_>, actor: &Actor) {
+    payload["project"]["path_with_namespace"] = json!(place.owner_path);
+    payload["project"]["git_http_url"] = json!(place.clone_url);
+    payload["project"]["default_branch"] = json!(place.default_branch);
+    payload["user"]["username"] = json!(actor.login);
+    payload["user"]["id"] = json!(actor.id);
+}
+
+/// GitLab's recorded `Note Hook` on an issue or a merge request, saying `body`.
+pub fn gitlab_note(place: &Place<'_>, on: On, note_id: u64, body: &str, actor: &Actor) -> Vec<u8> {
+    let mut payload = match on {
+        On::Issue(iid) => {
+            let mut payload = recorded("gitlab/note_hook_issue.json");
+            payload["issue"]["iid"] = json!(iid);
+            payload
+        }
+        On::ChangeRequest(iid) => {
+            let mut payload = recorded("gitlab/note_hook_merge_request.json");
+            payload["merge_request"]["iid"] = json!(iid);
+            payload
+        }
+    };
+    gitlab_project(&mut payload, place, actor);
+    payload["object_attributes"]["id"] = json!(note_id);
+    payload["object_attributes"]["note"] = json!(body);
+    payload["object_attributes"]["system"] = json!(false);
+    serde_json::to_vec(&payload).expect("the payload serialises")
+}
+
+/// A diff note (`Note Hook`, `type: DiffNote`) on line `line` of `file` in merge request `iid`.
+pub fn gitlab_diff_note(
+    place: &Place<'_>,
+    iid: u64,
+    note_id: u64,
+    (file, line): (&str, u64),
+    body: &str,
+    actor: &Actor,
+) -> Vec<u8> {
+    // GitLab's docs show no diff note: the recorded merge request note gets the `type` and
+    // `position` note hooks carry (see tests/data/webhooks/SOURCES.md), this position being
+    // the shape of the discussions API docs' example.
+    let mut payload = recorded("gitlab/note_hook_merge_request.json");
+    gitlab_project(&mut payload, place, actor);
+    payload["merge_request"]["iid"] = json!(iid);
+    payload["object_attributes"]["id"] = json!(note_id);
+    payload["object_attributes"]["note"] = json!(body);
+    payload["object_attributes"]["system"] = json!(false);
+    payload["object_attributes"]["type"] = json!("DiffNote");
+    payload["object_attributes"]["position"] = json!({
+        "base_sha": "b5d6e7b1613fca24d250fa8e5bc7bcc3dd6002ef",
+        "start_sha": "7c9c2ead8a320fb7ba0b4e234bd9529a2614e306",
+        "head_sha": "4803c71e6b1833ca72b8b26ef2ecd5adc8a38031",
+        "old_path": file,
+        "new_path": file,
+        "position_type": "text",
+        "old_line": line,
+        "new_line": line,
+    });
+    serde_json::to_vec(&payload).expect("the payload serialises")
+}
+
+/// The checks of a change request's head that failed, as a story tells the forge's webhook.
+#[derive(Debug, Clone)]
+pub struct ChecksFailed<'a> {
+    /// The pull request number or merge request iid.
+    pub number: u64,
+    pub head_sha: &'a str,
+    pub head_branch: &'a str,
+    /// GitHub: the failed check run's id; GitLab: the failed pipeline's id.
+    pub run: u64,
+}
+
+/// GitHub's recorded `check_run`/`completed` with a `failure` conclusion, on pull `number`.
+pub fn github_check_run_failed(
+    place: &Place<'_>,
+    checks: &ChecksFailed<'_>,
+    sender: &Actor,
+) -> Vec<u8> {
+    let mut payload = recorded("github/check_run/completed.1.payload.json");
+    github_repository(&mut payload, place, sender);
+    let run = &mut payload["check_run"];
+    run["id"] = json!(checks.run);
+    run["head_sha"] = json!(checks.head_sha);
+    run["conclusion"] = json!("failure");
+    run["check_suite"]["head_branch"] = json!(checks.head_branch);
+    run["check_suite"]["head_sha"] = json!(checks.head_sha);
+    run["pull_requests"][0]["number"] = json!(checks.number);
+    run["pull_requests"][0]["head"]["ref"] = json!(checks.head_branch);
+    run["pull_requests"][0]["head"]["sha"] = json!(checks.head_sha);
+    serde_json::to_vec(&payload).expect("the payload serialises")
+}
+
+/// GitLab's recorded `Pipeline Hook`, failed, for merge request `number`.
+pub fn gitlab_pipeline_failed(
+    place: &Place<'_>,
+    checks: &ChecksFailed<'_>,
+    user: &Actor,
+) -> Vec<u8> {
+    let mut payload = recorded("gitlab/pipeline_hook.json");
+    gitlab_project(&mut payload, place, user);
+    let attributes = &mut payload["object_attributes"];
+    attributes["id"] = json!(checks.run);
+    attributes["status"] = json!("failed");
+    attributes["ref"] = json!(checks.head_branch);
+    attributes["sha"] = json!(checks.head_sha);
+    payload["merge_request"]["iid"] = json!(checks.number);
+    payload["merge_request"]["source_branch"] = json!(checks.head_branch);
+    serde_json::to_vec(&payload).expect("the payload serialises")
+}

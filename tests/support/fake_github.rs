@@ -124,6 +124,20 @@ pub struct FakeRepo {
     pub pulls: BTreeMap<u64, FakePull>,
     /// Every comment of every issue, in creation order.
     pub comments: Vec<FakeComment>,
+    /// The check runs of the repository's commits, oldest first.
+    pub check_runs: Vec<FakeCheckRun>,
+}
+
+/// A completed check run (an Actions job) with its log.
+#[derive(Debug, Clone)]
+pub struct FakeCheckRun {
+    pub id: u64,
+    pub head_sha: String,
+    pub head_branch: String,
+    pub name: String,
+    /// `success`, `failure`, `timed_out`, …
+    pub conclusion: String,
+    pub log: String,
 }
 
 impl FakeRepo {
@@ -236,6 +250,8 @@ pub struct State {
     base_url: String,
     /// Apps created through the manifest flow's web page, oldest first.
     pub manifests: Vec<ManifestSeen>,
+    /// The `Authorization` header of each job log download from its redirect address.
+    pub log_downloads: Vec<Option<String>>,
 }
 
 /// One App the manifest flow's web page created: what was posted, and the code sent back.
@@ -265,6 +281,7 @@ impl State {
             next_id: 1000,
             base_url,
             manifests: Vec::new(),
+            log_downloads: Vec::new(),
         }
     }
 
@@ -325,6 +342,10 @@ impl FakeGitHub {
             .route(
                 "/organizations/{org}/settings/apps/new",
                 axum::routing::post(create_org_app_page),
+            )
+            .route(
+                "/blobs/job-logs/{repo_id}/{id}",
+                axum::routing::get(download_job_log),
             )
             .with_state(state.clone());
         let app = api.merge(web).merge(git_routes);
@@ -401,9 +422,38 @@ impl FakeGitHub {
             issues: BTreeMap::new(),
             pulls: BTreeMap::new(),
             comments: Vec::new(),
+            check_runs: Vec::new(),
         };
         state.repos.insert(full_name.to_owned(), repo.clone());
         repo
+    }
+
+    /// A completed check run of `head_sha` on `head_branch`, with its Actions job log; its id.
+    pub fn check_run(
+        &self,
+        repo: &str,
+        (head_sha, head_branch): (&str, &str),
+        name: &str,
+        conclusion: &str,
+        log: &str,
+    ) -> u64 {
+        let mut state = self.state();
+        let id = state.new_id();
+        repo_mut(&mut state, repo).check_runs.push(FakeCheckRun {
+            id,
+            head_sha: head_sha.to_owned(),
+            head_branch: head_branch.to_owned(),
+            name: name.to_owned(),
+            conclusion: conclusion.to_owned(),
+            log: log.to_owned(),
+        });
+        id
+    }
+
+    /// The `Authorization` header of each download of a job log from its redirect address
+    /// (`None` when none was sent, as it must be).
+    pub fn log_downloads(&self) -> Vec<Option<String>> {
+        self.state().log_downloads.clone()
     }
 
     /// Adds an open, unlocked issue by `author` (a new user unless one of that login exists).
@@ -814,6 +864,14 @@ enum Route {
         repo: String,
         number: u64,
     },
+    CheckRuns {
+        repo: String,
+        git_ref: String,
+    },
+    JobLogs {
+        repo: String,
+        id: u64,
+    },
 }
 
 impl Route {
@@ -905,6 +963,14 @@ fn parse_route(state: &State, method: &Method, path: &str) -> Option<Route> {
                 ("POST", ["pulls", n, "requested_reviewers"]) => Route::RequestReviewers {
                     repo,
                     number: number(n)?,
+                },
+                ("GET", ["commits", git_ref, "check-runs"]) => Route::CheckRuns {
+                    repo,
+                    git_ref: git_ref.to_string(),
+                },
+                ("GET", ["actions", "jobs", id, "logs"]) => Route::JobLogs {
+                    repo,
+                    id: number(id)?,
                 },
                 _ => return None,
             }
@@ -1119,7 +1185,9 @@ fn serve_user_route(
         | Route::RemoveLabel { repo, .. }
         | Route::ListPulls { repo }
         | Route::CreatePull { repo }
-        | Route::RequestReviewers { repo, .. } => repo.clone(),
+        | Route::RequestReviewers { repo, .. }
+        | Route::CheckRuns { repo, .. }
+        | Route::JobLogs { repo, .. } => repo.clone(),
         Route::User | Route::App | Route::AccessTokens { .. } | Route::Installation { .. } => {
             return Reply::bad_credentials();
         }
@@ -1285,9 +1353,63 @@ fn serve_user_route(
             let pull = pull.clone();
             Reply::json(201, pull_json(&urls, repo, &pull))
         }
+        Route::CheckRuns { git_ref, .. } => {
+            let runs: Vec<Value> = repo
+                .check_runs
+                .iter()
+                .filter(|run| run.head_sha == git_ref || run.head_branch == git_ref)
+                .map(|run| {
+                    json!({
+                        "id": run.id,
+                        "head_sha": run.head_sha,
+                        "name": run.name,
+                        "status": "completed",
+                        "conclusion": run.conclusion,
+                        "output": {"title": null, "summary": null, "text": null},
+                    })
+                })
+                .collect();
+            Reply::json(200, json!({"total_count": runs.len(), "check_runs": runs}))
+        }
+        Route::JobLogs { id, .. } => {
+            if !repo.check_runs.iter().any(|run| run.id == id) {
+                return Reply::not_found();
+            }
+            // Like GitHub: a redirect to a short-lived address on another host.
+            let mut reply = Reply::json(302, Value::Null);
+            reply.headers.push((
+                "Location".into(),
+                format!("{base_url}/blobs/job-logs/{}/{id}", repo.id),
+            ));
+            reply
+        }
         Route::User | Route::App | Route::AccessTokens { .. } | Route::Installation { .. } => {
             Reply::bad_credentials()
         }
+    }
+}
+
+/// The log behind a job-log redirect, noting whether a credential came along (it must not).
+async fn download_job_log(
+    AxumState(state): AxumState<Shared>,
+    axum::extract::Path((repo_id, id)): axum::extract::Path<(u64, u64)>,
+    headers: HeaderMap,
+) -> Response {
+    let mut state = lock(&state);
+    let authorization = headers
+        .get("authorization")
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+    state.log_downloads.push(authorization);
+    let log = state
+        .repos
+        .values()
+        .filter(|repo| repo.id == repo_id)
+        .flat_map(|repo| repo.check_runs.iter())
+        .find(|run| run.id == id)
+        .map(|run| run.log.clone());
+    match log {
+        Some(log) => axum::response::IntoResponse::into_response((axum::http::StatusCode::OK, log)),
+        None => axum::response::IntoResponse::into_response(axum::http::StatusCode::NOT_FOUND),
     }
 }
 

@@ -66,6 +66,30 @@ pub struct FakeProject {
     pub members: BTreeMap<u64, u64>,
     pub issues: BTreeMap<u64, FakeIssue>,
     pub merge_requests: Vec<FakeMergeRequest>,
+    /// CI pipelines, oldest first.
+    pub pipelines: Vec<FakePipeline>,
+}
+
+/// A finished pipeline of a commit on a ref, with its jobs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakePipeline {
+    pub id: u64,
+    pub git_ref: String,
+    pub sha: String,
+    /// `success` or `failed`.
+    pub status: String,
+    pub jobs: Vec<FakeJob>,
+}
+
+/// One job of a pipeline, with its trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FakeJob {
+    pub id: u64,
+    pub name: String,
+    pub stage: String,
+    /// `success` or `failed`.
+    pub status: String,
+    pub trace: String,
 }
 
 #[derive(Debug, Clone)]
@@ -107,6 +131,8 @@ pub struct FakeMergeRequest {
     pub labels: Vec<String>,
     pub reviewer_ids: Vec<u64>,
     pub author: u64,
+    /// The notes on the merge request, oldest first.
+    pub notes: Vec<FakeNote>,
 }
 
 /// One request as the fake saw it, with the status it answered.
@@ -353,6 +379,7 @@ impl FakeGitLab {
                 members: BTreeMap::new(),
                 issues: BTreeMap::new(),
                 merge_requests: Vec::new(),
+                pipelines: Vec::new(),
             });
         }
         ProjectHandle {
@@ -393,6 +420,41 @@ impl FakeGitLab {
 
     pub fn labels(&self, path: &str, iid: u64) -> Vec<String> {
         self.state().issue_mut(path, iid).labels.clone()
+    }
+
+    /// A finished pipeline of `sha` on `git_ref` whose jobs are `(name, status, trace)` in the
+    /// `test` stage; its id.
+    pub fn pipeline(
+        &self,
+        path: &str,
+        (git_ref, sha): (&str, &str),
+        jobs: &[(&str, &str, &str)],
+    ) -> u64 {
+        let mut state = self.state();
+        let id = state.fresh_id();
+        let jobs: Vec<FakeJob> = jobs
+            .iter()
+            .map(|(name, status, trace)| FakeJob {
+                id: state.fresh_id(),
+                name: (*name).to_owned(),
+                stage: "test".to_owned(),
+                status: (*status).to_owned(),
+                trace: (*trace).to_owned(),
+            })
+            .collect();
+        let status = if jobs.iter().any(|job| job.status == "failed") {
+            "failed"
+        } else {
+            "success"
+        };
+        state.project_mut(path).pipelines.push(FakePipeline {
+            id,
+            git_ref: git_ref.to_owned(),
+            sha: sha.to_owned(),
+            status: status.to_owned(),
+            jobs,
+        });
+        id
     }
 
     pub fn merge_requests(&self, path: &str) -> Vec<FakeMergeRequest> {
@@ -587,6 +649,7 @@ impl<'a> ProjectHandle<'a> {
             labels: Vec::new(),
             reviewer_ids: Vec::new(),
             author,
+            notes: Vec::new(),
         });
         drop(state);
         self
@@ -877,6 +940,17 @@ fn route(
         ["projects", project, "merge_requests"] if post => {
             create_merge_request(state, project, request)
         }
+        ["projects", project, "pipelines"] if get => list_pipelines(state, project, request),
+        ["projects", project, "pipelines", id, "jobs"] if get => {
+            list_pipeline_jobs(state, project, id, request)
+        }
+        ["projects", project, "jobs", id, "trace"] if get => job_trace(state, project, id),
+        ["projects", project, "merge_requests", iid, "notes"] if get => {
+            list_merge_request_notes(state, project, iid, request)
+        }
+        ["projects", project, "merge_requests", iid, "notes"] if post => {
+            create_merge_request_note(state, project, iid, request)
+        }
         _ => return None,
     })
 }
@@ -1032,6 +1106,147 @@ fn create_note(state: &mut GitLabState, project: &str, iid: &str, request: &ApiR
     })
 }
 
+/// `GET /projects/:id/pipelines?ref=…`: newest first, as GitLab orders by id descending.
+fn list_pipelines(state: &mut GitLabState, project: &str, request: &ApiRequest) -> Answer {
+    let Some(at) = project_index(state, project) else {
+        return Answer::message(404, "404 Project Not Found");
+    };
+    let wanted = request.query("ref");
+    let mut pipelines: Vec<Value> = state.projects[at]
+        .pipelines
+        .iter()
+        .filter(|pipeline| wanted.is_none_or(|wanted| pipeline.git_ref == wanted))
+        .map(|pipeline| {
+            json!({"id": pipeline.id, "iid": pipeline.id, "project_id": state.projects[at].id,
+                   "sha": pipeline.sha, "ref": pipeline.git_ref, "status": pipeline.status,
+                   "source": "push"})
+        })
+        .collect();
+    pipelines.reverse();
+    paginate(pipelines, request)
+}
+
+/// `GET /projects/:id/pipelines/:pipeline_id/jobs`, with `scope[]` filtering by status.
+fn list_pipeline_jobs(
+    state: &mut GitLabState,
+    project: &str,
+    id: &str,
+    request: &ApiRequest,
+) -> Answer {
+    let Some(at) = project_index(state, project) else {
+        return Answer::message(404, "404 Project Not Found");
+    };
+    let Some(pipeline) = state.projects[at]
+        .pipelines
+        .iter()
+        .find(|pipeline| id.parse() == Ok(pipeline.id))
+    else {
+        return Answer::message(404, "404 Not found");
+    };
+    let scope = request.query("scope[]");
+    let jobs: Vec<Value> = pipeline
+        .jobs
+        .iter()
+        .filter(|job| scope.is_none_or(|scope| job.status == scope))
+        .map(|job| {
+            json!({"id": job.id, "name": job.name, "stage": job.stage, "status": job.status,
+                   "ref": pipeline.git_ref, "failure_reason": if job.status == "failed" { json!("script_failure") } else { Value::Null },
+                   "pipeline": {"id": pipeline.id, "sha": pipeline.sha, "ref": pipeline.git_ref, "status": pipeline.status}})
+        })
+        .collect();
+    paginate(jobs, request)
+}
+
+/// `GET /projects/:id/jobs/:job_id/trace`: the job's log as plain text.
+fn job_trace(state: &mut GitLabState, project: &str, id: &str) -> Answer {
+    let Some(at) = project_index(state, project) else {
+        return Answer::message(404, "404 Project Not Found");
+    };
+    let trace = state.projects[at]
+        .pipelines
+        .iter()
+        .flat_map(|pipeline| pipeline.jobs.iter())
+        .find(|job| id.parse() == Ok(job.id))
+        .map(|job| job.trace.clone());
+    match trace {
+        Some(trace) => Answer {
+            status: 200,
+            headers: vec![("Content-Type".into(), "text/plain".into())],
+            body: trace,
+        },
+        None => Answer::message(404, "404 Not found"),
+    }
+}
+
+/// The merge request `iid` of `project`, as (project index, position in its list).
+fn with_merge_request(
+    state: &mut GitLabState,
+    project: &str,
+    iid: &str,
+    answer: impl FnOnce(&mut GitLabState, usize, usize) -> Answer,
+) -> Answer {
+    let Some(at) = project_index(state, project) else {
+        return Answer::message(404, "404 Project Not Found");
+    };
+    let found = iid.parse::<u64>().ok().and_then(|iid| {
+        state.projects[at]
+            .merge_requests
+            .iter()
+            .position(|mr| mr.iid == iid)
+    });
+    match found {
+        Some(index) => answer(state, at, index),
+        None => Answer::message(404, "404 Not found"),
+    }
+}
+
+fn list_merge_request_notes(
+    state: &mut GitLabState,
+    project: &str,
+    iid: &str,
+    request: &ApiRequest,
+) -> Answer {
+    with_merge_request(state, project, iid, |state, at, index| {
+        let project = &state.projects[at];
+        let mr = &project.merge_requests[index];
+        let mut notes: Vec<Value> = mr
+            .notes
+            .iter()
+            .map(|note| merge_request_note_json(state, project, mr, note))
+            .collect();
+        if request.query("sort") != Some("asc") {
+            notes.reverse();
+        }
+        paginate(notes, request)
+    })
+}
+
+fn create_merge_request_note(
+    state: &mut GitLabState,
+    project: &str,
+    iid: &str,
+    request: &ApiRequest,
+) -> Answer {
+    with_merge_request(state, project, iid, |state, at, index| {
+        let Some(body) = request.text("body") else {
+            return Answer::missing_parameter("body");
+        };
+        let note = FakeNote {
+            id: state.fresh_id(),
+            body: body.to_owned(),
+            author: state.bot_user_id,
+            system: false,
+            edits: 0,
+        };
+        state.projects[at].merge_requests[index]
+            .notes
+            .push(note.clone());
+        let project = &state.projects[at];
+        let mr = &project.merge_requests[index];
+        Answer::status(201, merge_request_note_json(state, project, mr, &note))
+    })
+}
+
 fn edit_note(
     state: &mut GitLabState,
     project: &str,
@@ -1151,6 +1366,7 @@ fn create_merge_request(state: &mut GitLabState, project: &str, request: &ApiReq
         labels: label_list(&request.body["labels"]).unwrap_or_default(),
         reviewer_ids,
         author,
+        notes: Vec::new(),
     };
     project.merge_requests.push(mr.clone());
     let project = &state.projects[at];
@@ -1370,6 +1586,34 @@ fn note_json(
         "noteable_type": "Issue",
         "project_id": project.id,
         "noteable_iid": issue.iid,
+        "resolvable": false,
+        "confidential": false,
+        "internal": false,
+        "imported": false,
+        "imported_from": "none",
+    })
+}
+
+/// A note on a merge request, in the shape of the notes API (`noteable_type` `MergeRequest`).
+fn merge_request_note_json(
+    state: &GitLabState,
+    project: &FakeProject,
+    mr: &FakeMergeRequest,
+    note: &FakeNote,
+) -> Value {
+    json!({
+        "id": note.id,
+        "type": null,
+        "body": note.body,
+        "attachment": null,
+        "author": user_json(state, note.author, false),
+        "created_at": TIMESTAMP,
+        "updated_at": TIMESTAMP,
+        "system": note.system,
+        "noteable_id": mr.id,
+        "noteable_type": "MergeRequest",
+        "project_id": project.id,
+        "noteable_iid": mr.iid,
         "resolvable": false,
         "confidential": false,
         "internal": false,

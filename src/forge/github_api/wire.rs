@@ -235,3 +235,50 @@ mod tests {
         assert_eq!(repository.default_branch, "master");
     }
 }
+
+/// `GET /repos/{o}/{r}/commits/{ref}/check-runs`.
+#[derive(Debug, Deserialize)]
+pub(super) struct CheckRuns {
+    pub check_runs: Vec<CheckRun>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct CheckRun {
+    pub id: u64,
+    pub name: String,
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub output: Option<CheckOutput>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct CheckOutput {
+    pub title: Option<String>,
+    pub summary: Option<String>,
+    pub text: Option<String>,
+}
+
+impl CheckRun {
+    /// Whether the run ended in a failure a change can cause.
+    pub fn failed(&self) -> bool {
+        matches!(
+            self.conclusion.as_deref(),
+            Some("failure" | "timed_out" | "startup_failure")
+        )
+    }
+
+    pub fn into_neutral(self) -> crate::forge::FailedCheck {
+        let output = self.output.unwrap_or_default();
+        let summary = [output.title, output.summary, output.text]
+            .into_iter()
+            .flatten()
+            .filter(|part| !part.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        crate::forge::FailedCheck {
+            id: self.id,
+            name: self.name,
+            summary,
+        }
+    }
+}

@@ -1,10 +1,10 @@
 //! GitLab REST v4 JSON read into the neutral forge types (users, issues, notes, merge requests,
-//! memberships); every missing or mistyped field is named in the error.
+//! memberships, failed jobs); every missing or mistyped field is named in the error.
 
 use serde_json::Value;
 
 use crate::forge::{
-    ChangeRequest, Comment, CommentId, ForgeUser, IssueInfo, IssueNumber, Permission,
+    ChangeRequest, Comment, CommentId, FailedCheck, ForgeUser, IssueInfo, IssueNumber, Permission,
 };
 
 /// What GitLab puts before a merge request's title to make it a draft.
@@ -103,6 +103,25 @@ pub fn default_branch(value: &Value) -> Read<String> {
     optional_string(value, "default_branch")?
         .filter(|branch| !branch.is_empty())
         .ok_or_else(|| "the project has no `default_branch` (is the repository empty?)".into())
+}
+
+/// Any object's numeric `id` (a pipeline's).
+pub fn id(value: &Value) -> Read<u64> {
+    number(value, "id")
+}
+
+/// A failed job of a pipeline, as a failed check named `stage: name`.
+pub fn failed_job(value: &Value) -> Read<FailedCheck> {
+    let name = string(value, "name")?;
+    let stage = optional_string(value, "stage")?;
+    Ok(FailedCheck {
+        id: number(value, "id")?,
+        name: match stage {
+            Some(stage) if !stage.is_empty() => format!("{stage}: {name}"),
+            _ => name,
+        },
+        summary: optional_string(value, "failure_reason")?.unwrap_or_default(),
+    })
 }
 
 pub fn list(value: &Value) -> Read<&[Value]> {

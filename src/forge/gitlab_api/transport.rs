@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::FORGE;
 use super::retry::{self, Next, RetryPolicy};
-use crate::forge::ForgeError;
+use crate::forge::{ForgeError, MAX_CHECK_LOG_BYTES};
 use crate::redact::Redactor;
 
 const TOKEN_HEADER: &str = "PRIVATE-TOKEN";
@@ -25,6 +25,13 @@ const MAX_MESSAGE_CHARS: usize = 500;
 pub struct Reply {
     pub headers: HeaderMap,
     pub body: Value,
+}
+
+/// What a successful answer's body is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Json,
+    Text,
 }
 
 pub struct Transport {
@@ -54,9 +61,12 @@ impl Transport {
             )
         })?;
         header.set_sensitive(true);
+        // No redirect is followed: the token header would go along to wherever it points.
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .user_agent(concat!("autofix/", env!("CARGO_PKG_VERSION")))
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_idle_timeout(Duration::from_secs(2))
             .build()
             .map_err(|err| {
                 ForgeError::Configuration(format!("cannot build the GitLab HTTP client: {err}"))
@@ -80,10 +90,29 @@ impl Transport {
         body: Option<&Value>,
         action: &str,
     ) -> Result<Reply, ForgeError> {
+        self.send_for(method, url, body, action, Answer::Json).await
+    }
+
+    /// A GET whose answer is plain text (a job's trace), as [`Reply::body`]'s string.
+    pub async fn get_text(&self, url: Url, action: &str) -> Result<String, ForgeError> {
+        let reply = self
+            .send_for(Method::GET, url, None, action, Answer::Text)
+            .await?;
+        Ok(reply.body.as_str().unwrap_or_default().to_owned())
+    }
+
+    async fn send_for(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+        action: &str,
+        answer: Answer,
+    ) -> Result<Reply, ForgeError> {
         let mut retries_done = 0;
         loop {
             let failure = match self
-                .try_once(method.clone(), url.clone(), body, action)
+                .try_once(method.clone(), url.clone(), body, action, answer)
                 .await
             {
                 Ok(reply) => return Ok(reply),
@@ -147,6 +176,7 @@ impl Transport {
         url: Url,
         body: Option<&Value>,
         action: &str,
+        answer: Answer,
     ) -> Result<Reply, Failure> {
         let mut request = self
             .http
@@ -166,6 +196,14 @@ impl Transport {
             .await
             .map_err(|err| Failure::Transient(self.describe(&err)))?;
         if status.is_success() {
+            if answer == Answer::Text {
+                let start = text.len().saturating_sub(MAX_CHECK_LOG_BYTES);
+                let start = (start..text.len())
+                    .find(|at| text.is_char_boundary(*at))
+                    .unwrap_or(text.len());
+                let body = Value::String(text[start..].to_owned());
+                return Ok(Reply { headers, body });
+            }
             return self
                 .parse_body(&text, action)
                 .map(|body| Reply { headers, body });

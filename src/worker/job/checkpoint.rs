@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::repo::PullRequestSection;
 use crate::pipeline::checks::Comparison;
+use crate::pipeline::fix::ProposedPlan;
 use crate::pipeline::issue::Issue;
 use crate::pipeline::test_report::CommandReport;
 use crate::worker::publish::{FailureReport, StatusView};
@@ -25,6 +26,41 @@ pub(super) struct Checkpoint {
     pub(super) change_request: Option<(u64, String)>,
     /// A failure decided but perhaps not yet published.
     pub(super) failure: Option<FailureReport>,
+    /// The deliveries this job handles, decided on its first run (later ones are a follow-up's).
+    #[serde(default)]
+    pub(super) seen: Vec<String>,
+    /// Each reply posted, by its key within the job, with its comment id.
+    #[serde(default)]
+    pub(super) replies: Vec<(String, u64)>,
+    /// A maintainer's `retry`: the open change request is updated, not refused.
+    #[serde(default)]
+    pub(super) retry: bool,
+    /// The change request a revision works on, as it was when the revision started.
+    #[serde(default)]
+    pub(super) revision: Option<RevisionTarget>,
+    /// The triage and plan this job proposed, waiting for a maintainer's approval.
+    #[serde(default)]
+    pub(super) awaiting: Option<ProposedPlan>,
+    /// The triage and plan a maintainer approved, to edit to.
+    #[serde(default)]
+    pub(super) approved: Option<ProposedPlan>,
+    /// A maintainer's words for a new plan, and the plan they did not approve.
+    #[serde(default)]
+    pub(super) replan: Option<(String, ProposedPlan)>,
+}
+
+/// The change request a revision builds on: its number, branch and head commit then.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct RevisionTarget {
+    pub(super) number: u64,
+    pub(super) url: String,
+    pub(super) branch: String,
+    pub(super) head: String,
+    /// The commit type of the change request's title (`fix`, `feat`, …).
+    pub(super) kind: String,
+    /// How the revision's validation went, once it is committed.
+    #[serde(default)]
+    pub(super) validation: Option<String>,
 }
 
 /// The committed change, with everything the change request needs once the worktree is gone.

@@ -3,6 +3,7 @@
 
 use crate::forge::{Forge, ForgeKind, GitCredentials, NewChangeRequest};
 use crate::git::{BranchName, CommitSha, Workspace};
+use crate::store::ChangeRequestRecord;
 use crate::worker::publish::{ChangeRequestFacts, StatusOutcome, Step, change_request_body};
 
 use super::stop::{Stop, forge_stop, git_stop};
@@ -128,6 +129,20 @@ impl JobRun {
             .await
             .map_err(forge_stop(stage))?;
         let change = opened.change_request();
+        // Remembered so that comments, reviews and checks on it find this issue.
+        let record = ChangeRequestRecord {
+            key: self.job.key.clone(),
+            number: change.number,
+            branch: fixed.branch.clone(),
+            url: change.url.clone(),
+            job: self.job.id,
+            ci_repairs: 0,
+            ci_head: None,
+        };
+        self.ctx
+            .store
+            .record_change_request(&record, chrono::Utc::now())
+            .await?;
         self.checkpoint.change_request = Some((change.number, change.url.clone()));
         let word = change_request_word(request.repo.forge);
         self.mark_done(Step::Opened, change.url.clone());

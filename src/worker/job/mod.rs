@@ -8,19 +8,27 @@ use chrono::Utc;
 
 use super::WorkerContext;
 use crate::failure::FailureCode;
-use crate::forge::{BotEvent, Forge, ForgeUser, IssueNumber, RepoRef, github, gitlab};
+use crate::forge::{Forge, ForgeUser, IssueNumber, RepoRef};
+use crate::pipeline::fix::CancelFlag;
 use crate::redact::Redactor;
 use crate::store::{ClaimedJob, Finish};
 
+mod cancel;
 mod checkpoint;
+mod ci;
+mod converse;
 mod deliver;
+mod gather;
 mod prepare;
 mod report;
+mod revise;
 mod stop;
 
+use cancel::CancelledBy;
 pub use checkpoint::JobFacts;
 use checkpoint::{Checkpoint, FixedChange};
-use stop::{Failed, Stop, finish_stage, forge_stop, invalid};
+use gather::Work;
+use stop::{Failed, Stop, finish_stage, forge_stop};
 
 /// How a run of a job ended, for the pool to record.
 #[derive(Debug)]
@@ -38,7 +46,7 @@ pub enum JobEnd {
     Released,
 }
 
-/// The labelled issue a job works on, as the delivery that created it said.
+/// The issue a job works on and who asked, as the delivery that created it said.
 struct Request {
     repo: RepoRef,
     issue: IssueNumber,
@@ -52,6 +60,10 @@ pub struct JobRun {
     owner: String,
     checkpoint: Checkpoint,
     redactor: Redactor,
+    /// Set when a maintainer cancels the running job; checked at every stage boundary.
+    cancel: CancelFlag,
+    /// Who cancelled, and the delivery that said so.
+    cancelled_by: CancelledBy,
 }
 
 impl JobRun {
@@ -68,12 +80,15 @@ impl JobRun {
             owner,
             checkpoint,
             redactor,
+            cancel: CancelFlag::default(),
+            cancelled_by: CancelledBy::default(),
         }
     }
 
-    /// Runs the job from its checkpoint to an end. A finished job's working copy (with whatever
+    /// Runs the job from its checkpoint to an end, with the ids of the deliveries it handled
+    /// (any other that joined it is a follow-up's). A finished job's working copy (with whatever
     /// its validation commands built) is removed; its artifacts stay for the operator.
-    pub async fn run(mut self) -> JobEnd {
+    pub async fn run(mut self) -> (JobEnd, Vec<String>) {
         let end = self.run_stages().await;
         if matches!(end, JobEnd::Finished(_) | JobEnd::FailedUnreported { .. }) {
             let worktree = self.job_dir().join("worktree");
@@ -81,33 +96,54 @@ impl JobRun {
                 tracing::warn!(job = self.job.id, %reason, "could not remove the finished job's working copy");
             }
         }
-        end
+        let mut seen = self.checkpoint.seen.clone();
+        seen.extend(self.cancelled_by.delivery());
+        (end, seen)
     }
 
     async fn run_stages(&mut self) -> JobEnd {
-        let request = match self.request().await {
-            Ok(request) => request,
+        let work = match self.gather().await {
+            Ok(work) => work,
             Err(stop) => return self.stopped_before_forge(stop),
         };
-        let forge = match self.ctx.forge(request.repo.forge) {
+        let forge = match self.ctx.forge(work.repo().forge) {
             Some(forge) => forge,
             None => {
                 return JobEnd::Finished(Finish::Failed {
                     code: FailureCode::InvalidInput.to_string(),
                     error: format!(
                         "no {:?} client is configured (token or App): the job cannot run",
-                        request.repo.forge
+                        work.repo().forge
                     ),
                 });
             }
         };
-        let outcome = self.stages(forge.as_ref(), &request).await;
+        let _watch = self.watch_for_cancel(forge.clone());
+        match work {
+            Work::Fix(request) => {
+                let outcome = self.stages(forge.as_ref(), &request).await;
+                self.ended(forge.as_ref(), &request, outcome).await
+            }
+            Work::Talk(talk) => self.talk(forge.as_ref(), talk).await,
+        }
+    }
+
+    /// How a fix (or a retry, or a revision) that ran its stages ended.
+    async fn ended(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+        outcome: Result<(), Stop>,
+    ) -> JobEnd {
         match outcome {
             Ok(()) => JobEnd::Finished(Finish::Succeeded),
             Err(Stop::Finished(finish)) => JobEnd::Finished(finish),
             Err(Stop::Retry(reason)) => JobEnd::RetryLater(reason),
             Err(Stop::Drained) => JobEnd::Released,
-            Err(Stop::Failed(failed)) => self.fail(forge.as_ref(), &request, failed).await,
+            Err(Stop::Failed(failed)) if failed.code == FailureCode::Cancelled => {
+                self.cancelled(forge, request, failed).await
+            }
+            Err(Stop::Failed(failed)) => self.fail(forge, request, failed).await,
         }
     }
 
@@ -120,41 +156,6 @@ impl JobRun {
                 code: failed.code.to_string(),
                 error: failed.reason,
             }),
-        }
-    }
-
-    /// The delivery that created the job, parsed again.
-    async fn request(&self) -> Result<Request, Stop> {
-        let delivery = self.ctx.store.job_delivery(self.job.id).await?;
-        let Some(delivery) = delivery else {
-            return Err(invalid(format!(
-                "job {} has no stored delivery to read its issue from",
-                self.job.id
-            )));
-        };
-        let label = &self.ctx.settings.trigger_label;
-        let parsed = match delivery.forge.as_str() {
-            "github" => github::parse_event(&delivery.event, &delivery.payload, label),
-            "gitlab" => gitlab::parse_event(&delivery.event, &delivery.payload, label),
-            other => {
-                return Err(invalid(format!(
-                    "delivery {} is from an unknown forge {other:?}",
-                    delivery.id
-                )));
-            }
-        };
-        match parsed {
-            Ok(BotEvent::IssueLabeled {
-                repo, issue, actor, ..
-            }) => Ok(Request { repo, issue, actor }),
-            Ok(BotEvent::Ignored { reason }) => Err(invalid(format!(
-                "delivery {} no longer asks for work: {reason}",
-                delivery.id
-            ))),
-            Err(error) => Err(invalid(format!(
-                "delivery {} cannot be read: {error}",
-                delivery.id
-            ))),
         }
     }
 
@@ -191,14 +192,22 @@ impl JobRun {
             .await
             .map_err(forge_stop("fetch"))?;
         self.redactor.register(&credentials.token);
+        if self.checkpoint.awaiting.is_some() {
+            // Resumed after the plan was proposed: it waits, nothing more to do.
+            return self.publish_status(forge, request).await;
+        }
         if self.checkpoint.fixed.is_none() {
             let clock = stages.start("fetch");
             let workspace = finish_stage(clock, self.fetch(forge, request, &credentials).await)?;
             // The pipeline's own stages (triage, plan, edit, validate, …) are timed inside.
             self.fix(request, &workspace).await?;
             self.publish_status(forge, request).await?;
+            if self.checkpoint.awaiting.is_some() {
+                return Ok(());
+            }
             self.stop_if_draining()?;
         }
+
         if self.checkpoint.pushed.is_none() {
             let clock = stages.start("push");
             finish_stage(clock, self.push(request, &credentials).await)?;
@@ -213,8 +222,16 @@ impl JobRun {
     }
 
     /// Between two stages (everything before saved in the checkpoint): a stopping server's
-    /// job ends here, to be resumed by another worker.
+    /// job ends here, to be resumed by another worker, and a cancelled one stops for good.
     fn stop_if_draining(&self) -> Result<(), Stop> {
+        if self.cancel.is_cancelled() {
+            return Err(Stop::Failed(Failed {
+                stage: "worker".into(),
+                code: FailureCode::Cancelled,
+                reason: "cancelled by a maintainer".into(),
+                output_tail: None,
+            }));
+        }
         if self.ctx.draining() {
             return Err(Stop::Drained);
         }

@@ -5,11 +5,13 @@ use crate::config::repo::RepoConfig;
 use crate::failure::FailureCode;
 use crate::forge::{Forge, ForgeKind, GitCredentials, RepoRef};
 use crate::git::Workspace;
-use crate::pipeline::fix::{self, FixOptions, FixSummary, IssueInput};
+use crate::pipeline::fix::{
+    self, Approval, FixOptions, FixSummary, IssueInput, ProposedPlan, Revision,
+};
 use crate::pipeline::issue::Issue;
 use crate::store::Finish;
 use crate::worker::authorize::{self, Verdict};
-use crate::worker::publish::{Refusal, StatusView, Step, refusal_comment};
+use crate::worker::publish::{Refusal, StatusOutcome, StatusView, Step, refusal_comment};
 
 use super::checkpoint::FixedChange;
 use super::stop::{Failed, Stop, failed_io, forge_stop, git_stop};
@@ -23,9 +25,17 @@ impl JobRun {
     ) -> Result<(), Stop> {
         let stage = "authorize";
         let bot = self.ctx.bot_user(forge).await.map_err(forge_stop(stage))?;
-        let verdict = authorize::check(forge, &request.repo, request.issue, &request.actor, &bot)
-            .await
-            .map_err(forge_stop(stage))?;
+        let retry = self.checkpoint.retry;
+        let verdict = authorize::check(
+            forge,
+            &request.repo,
+            request.issue,
+            &request.actor,
+            &bot,
+            retry,
+        )
+        .await
+        .map_err(forge_stop(stage))?;
         let info = match verdict {
             Verdict::Proceed(info) => info,
             Verdict::Ignore(reason) => {
@@ -162,35 +172,20 @@ impl JobRun {
                 "the issue text is not at hand after a restart; reading it again".into(),
             ));
         };
-        let options = FixOptions {
-            repo: workspace.root().to_path_buf(),
-            issue: IssueInput::Given(issue),
-            issue_number: Some(request.issue.0),
-            job_id: Some(format!("autofix-job-{}", self.job.id)),
-            artifacts: Some(
-                self.job_dir()
-                    .join("artifacts")
-                    .join(format!("attempt-{}", self.job.attempts)),
-            ),
-            identity: self.ctx.identity.clone(),
-            default_validate_timeout: self.ctx.settings.default_validate_timeout,
-            output_limit: self.ctx.settings.output_limit,
-            context_tokens: self.ctx.settings.context_tokens,
-            redactor: self.redactor.clone(),
-            sandbox: self.ctx.settings.sandbox.clone(),
-            cache_dir: Some(self.job_dir().join("cache")),
-            output_caps: self.ctx.settings.output_caps,
-            baseline_cache: Some(
-                self.ctx
-                    .workdir
-                    .join("baselines")
-                    .join(mirror_key(&request.repo)),
-            ),
-            stages: self.ctx.stages(),
+        let (issue, approval) = match (&self.checkpoint.approved, &self.checkpoint.replan) {
+            (Some(approved), _) => (issue, Approval::Approved(Box::new(approved.clone()))),
+            (None, Some((words, previous))) => {
+                (replan_issue(&issue, words, previous), Approval::Ask)
+            }
+            (None, None) => (issue, Approval::Ask),
         };
+        let options = self.fix_options(request, workspace, issue, None, approval);
         let summary = fix::fix(&options, self.ctx.llm.as_ref())
             .await
             .map_err(|reason| failed_io("fix", reason))?;
+        if let Some(proposed) = summary.proposed.clone() {
+            return self.propose(proposed).await;
+        }
         let FixSummary {
             committed: true,
             branch: Some(branch),
@@ -224,6 +219,17 @@ impl JobRun {
             }
         }
         let detail = validation_detail(&summary);
+        // A retry lands on the branch of the change request it replaces, so that one is
+        // updated instead of a second one opened.
+        let branch = match self.checkpoint.retry {
+            true => self
+                .ctx
+                .store
+                .change_request_for_issue(&self.job.key)
+                .await?
+                .map_or_else(|| branch.clone(), |record| record.branch),
+            false => branch.clone(),
+        };
         self.checkpoint.fixed = Some(FixedChange {
             branch: branch.clone(),
             commit: commit.clone(),
@@ -244,8 +250,95 @@ impl JobRun {
     }
 }
 
+impl JobRun {
+    /// The pipeline's options for this job in `workspace`: a fix, or with `revision` one more
+    /// commit on a change request's branch.
+    pub(super) fn fix_options(
+        &self,
+        request: &Request,
+        workspace: &Workspace,
+        issue: Issue,
+        revision: Option<Revision>,
+        approval: Approval,
+    ) -> FixOptions {
+        FixOptions {
+            repo: workspace.root().to_path_buf(),
+            issue: IssueInput::Given(issue),
+            issue_number: Some(request.issue.0),
+            job_id: Some(format!("autofix-job-{}", self.job.id)),
+            artifacts: Some(
+                self.job_dir()
+                    .join("artifacts")
+                    .join(format!("attempt-{}", self.job.attempts)),
+            ),
+            identity: self.ctx.identity.clone(),
+            default_validate_timeout: self.ctx.settings.default_validate_timeout,
+            output_limit: self.ctx.settings.output_limit,
+            context_tokens: self.ctx.settings.context_tokens,
+            redactor: self.redactor.clone(),
+            sandbox: self.ctx.settings.sandbox.clone(),
+            cache_dir: Some(self.job_dir().join("cache")),
+            output_caps: self.ctx.settings.output_caps,
+            baseline_cache: Some(
+                self.ctx
+                    .workdir
+                    .join("baselines")
+                    .join(mirror_key(&request.repo)),
+            ),
+            stages: self.ctx.stages(),
+            revision,
+            cancel: self.cancel.clone(),
+            approval,
+        }
+    }
+}
+
+impl JobRun {
+    /// Keeps the plan that waits for approval; the status comment shows it.
+    async fn propose(&mut self, proposed: ProposedPlan) -> Result<(), Stop> {
+        let plan = &proposed.plan;
+        self.checkpoint.status.current = None;
+        self.checkpoint.status.outcome = Some(StatusOutcome::AwaitingApproval {
+            summary: plan.commit_summary.clone(),
+            plan_steps: plan.plan_steps.clone(),
+            files: plan
+                .file_changes
+                .iter()
+                .map(|change| change.path.clone())
+                .collect(),
+            word: self.ctx.settings.command_word.clone(),
+        });
+        self.checkpoint.awaiting = Some(proposed);
+        self.save("plan", "the plan waits for a maintainer's approval")
+            .await
+    }
+}
+
+/// The issue as the planner reads it when a maintainer asked for another plan: their words,
+/// and the plan they did not approve.
+fn replan_issue(issue: &Issue, words: &str, previous: &ProposedPlan) -> Issue {
+    let mut body = issue.body.clone();
+    body.push_str("\n\n## A maintainer's words on the plan\n\n");
+    body.push_str(words);
+    body.push_str("\n\n## The plan they did not approve\n\n");
+    for step in &previous.plan.plan_steps {
+        body.push_str(&format!("- {step}\n"));
+    }
+    let files: Vec<&str> = previous
+        .plan
+        .file_changes
+        .iter()
+        .map(|change| change.path.as_str())
+        .collect();
+    body.push_str(&format!("\nFiles: {}\n", files.join(", ")));
+    Issue {
+        body,
+        ..issue.clone()
+    }
+}
+
 /// `2 command(s) passed, 1 failing as on the base commit, 1 flaky test, 1 repair(s)`.
-fn validation_detail(summary: &FixSummary) -> String {
+pub(super) fn validation_detail(summary: &FixSummary) -> String {
     let passed = summary.checks.iter().filter(|c| c.change.passed()).count();
     let as_before = summary.checks.len() - passed;
     let passed = if summary.checks.is_empty() {
@@ -270,7 +363,7 @@ autofix runs with `exec.sandbox = \"none\"`, so they could reach the network and
 files.";
 
 /// `github/octocat/Hello-World`: where the repository's mirror lives under the cache.
-fn mirror_key(repo: &RepoRef) -> String {
+pub(super) fn mirror_key(repo: &RepoRef) -> String {
     let forge = match repo.forge {
         ForgeKind::GitHub => "github",
         ForgeKind::GitLab => "gitlab",

@@ -1,0 +1,18 @@
+-- The pull/merge requests autofix opened, so a comment, a review or a check run on one finds the
+-- issue (and so the job key) it belongs to without asking the forge.
+CREATE TABLE IF NOT EXISTS change_requests (
+    forge TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    number BIGINT NOT NULL,
+    issue_number BIGINT NOT NULL,
+    branch TEXT NOT NULL,
+    url TEXT NOT NULL,
+    job_id BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    -- CI repairs pushed so far, and the head commit whose failed checks were last dealt with.
+    ci_repairs BIGINT NOT NULL DEFAULT 0,
+    ci_head TEXT,
+    PRIMARY KEY (forge, repo, number)
+);
+
+CREATE INDEX IF NOT EXISTS change_requests_by_issue ON change_requests (forge, repo, issue_number);

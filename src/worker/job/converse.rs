@@ -1,0 +1,413 @@
+//! A job made of remarks: who may command (push rights, through the API; bots ignored; one
+//! polite reply to anyone else), then one answer — status, cancel, retry, or a revision.
+
+use crate::failure::FailureCode;
+use crate::forge::{Command, CommentId, Forge, ForgeError, IssueNumber, Remark, Said, Thread};
+use crate::pipeline::fix::ProposedPlan;
+use crate::store::{Finish, JobFilter, JobRecord};
+use crate::worker::WorkerContext;
+use crate::worker::publish::{StatusOutcome, StatusView, status_comment};
+use crate::worker::replies::{self, reply_marker};
+
+use super::checkpoint::Checkpoint;
+use super::gather::Talk;
+use super::revise::RevisionAsk;
+use super::stop::{Stop, forge_stop};
+use super::{JobEnd, JobRun, Request};
+
+/// Whether someone may give the bot commands.
+enum Authority {
+    Maintainer,
+    /// The bot itself or another bot: ignored without a word, so bots cannot loop.
+    Ignored(String),
+    /// A person without push rights, with the permission they have.
+    Refused(String),
+}
+
+/// Whether `remark` comes from someone who may push (errors count as no).
+pub(super) async fn may_command(ctx: &WorkerContext, forge: &dyn Forge, remark: &Remark) -> bool {
+    matches!(
+        authority(ctx, forge, remark).await,
+        Ok(Authority::Maintainer)
+    )
+}
+
+async fn authority(
+    ctx: &WorkerContext,
+    forge: &dyn Forge,
+    remark: &Remark,
+) -> Result<Authority, ForgeError> {
+    let actor = &remark.actor;
+    let bot = ctx.bot_user(forge).await?;
+    if actor.login.eq_ignore_ascii_case(&bot.login) {
+        return Ok(Authority::Ignored(format!(
+            "said by the bot itself (@{})",
+            actor.login
+        )));
+    }
+    if actor.is_bot {
+        return Ok(Authority::Ignored(format!(
+            "said by the bot account @{}",
+            actor.login
+        )));
+    }
+    let permission = forge.permission(&remark.repo, actor).await?;
+    if permission.may_push() {
+        Ok(Authority::Maintainer)
+    } else {
+        Ok(Authority::Refused(permission.as_str().to_owned()))
+    }
+}
+
+/// A plan an earlier job of the issue proposed, waiting for approval.
+struct WaitingPlan {
+    job: i64,
+    plan: ProposedPlan,
+    status_comment: Option<u64>,
+    status: StatusView,
+}
+
+/// What the remarks of one job ask for, once the unauthorised ones are answered.
+#[derive(Default)]
+struct Asks<'a> {
+    status: Vec<&'a Remark>,
+    cancel: Vec<&'a Remark>,
+    retry: Option<&'a Remark>,
+    approval: Vec<&'a Remark>,
+    /// Revision requests (commands with free text, reviews asking for changes, line comments)
+    /// and plain reviews, which are context for them.
+    revision: Vec<&'a Remark>,
+    checks_failed: Vec<&'a Remark>,
+}
+
+impl<'a> Asks<'a> {
+    fn add(&mut self, remark: &'a Remark) {
+        match &remark.said {
+            Said::Command { command, .. } => match command {
+                Command::Status => self.status.push(remark),
+                Command::Cancel => self.cancel.push(remark),
+                Command::Retry => {
+                    self.retry.get_or_insert(remark);
+                }
+                Command::Approve | Command::Plan(_) => self.approval.push(remark),
+                Command::Revise(_) => self.revision.push(remark),
+            },
+            Said::Review { .. } | Said::LineComment { .. } => self.revision.push(remark),
+            Said::ChecksFailed { .. } => self.checks_failed.push(remark),
+        }
+    }
+
+    /// A plain review (no changes requested) alone asks for nothing.
+    fn wants_revision(&self) -> bool {
+        self.revision.iter().any(|remark| {
+            !matches!(
+                remark.said,
+                Said::Review {
+                    changes_requested: false,
+                    ..
+                }
+            )
+        })
+    }
+}
+
+impl JobRun {
+    /// Answers the remarks of a talk job: each unauthorised one politely, then the status and
+    /// cancel questions, then one piece of work (a retry or a revision) if one is asked for.
+    pub(super) async fn talk(&mut self, forge: &dyn Forge, talk: Talk) -> JobEnd {
+        let issue = IssueNumber(self.job.key.issue_number);
+        let mut asks = Asks::default();
+        for (index, remark) in talk.remarks.iter().enumerate() {
+            match self.admit(forge, remark, index).await {
+                Ok(true) => asks.add(remark),
+                Ok(false) => {}
+                Err(stop) => return self.stopped_before_forge(stop),
+            }
+        }
+        if let Err(stop) = self.answer_questions(forge, &talk, &asks).await {
+            return self.stopped_before_forge(stop);
+        }
+        if let Some(remark) = asks.approval.last() {
+            match self.answer_plan(forge, &talk, remark).await {
+                Ok(true) => {
+                    let request = Request {
+                        repo: talk.repo.clone(),
+                        issue,
+                        actor: remark.actor.clone(),
+                    };
+                    let outcome = self.stages(forge, &request).await;
+                    return self.ended(forge, &request, outcome).await;
+                }
+                Ok(false) => {}
+                Err(stop) => return self.stopped_before_forge(stop),
+            }
+        }
+        if let Some(remark) = asks.retry {
+            self.checkpoint.retry = true;
+            let request = Request {
+                repo: talk.repo.clone(),
+                issue,
+                actor: remark.actor.clone(),
+            };
+            let outcome = self.stages(forge, &request).await;
+            return self.ended(forge, &request, outcome).await;
+        }
+        if asks.wants_revision() {
+            let request = Request {
+                repo: talk.repo.clone(),
+                issue,
+                actor: asks.revision[0].actor.clone(),
+            };
+            let ask = RevisionAsk::from_remarks(&asks.revision);
+            return match self.revise(forge, &request, &ask).await {
+                Ok(finish) => JobEnd::Finished(finish),
+                Err(stop) => self.stopped_before_forge(stop),
+            };
+        }
+        if let Some(remark) = asks.checks_failed.last() {
+            let request = Request {
+                repo: talk.repo.clone(),
+                issue,
+                actor: remark.actor.clone(),
+            };
+            return match self.repair_checks(forge, &request, remark).await {
+                Ok(finish) => JobEnd::Finished(finish),
+                Err(stop) => self.stopped_before_forge(stop),
+            };
+        }
+        let answered = asks.status.len() + asks.cancel.len() + asks.approval.len();
+        if answered == 0 && asks.revision.is_empty() && asks.checks_failed.is_empty() {
+            return JobEnd::Finished(Finish::Failed {
+                code: FailureCode::PermissionDenied.to_string(),
+                error: "no one who may push asked for anything".into(),
+            });
+        }
+        JobEnd::Finished(Finish::Succeeded)
+    }
+
+    /// Whether the remark's author may command; a person who may not gets one polite reply.
+    async fn admit(
+        &mut self,
+        forge: &dyn Forge,
+        remark: &Remark,
+        index: usize,
+    ) -> Result<bool, Stop> {
+        // Failed checks are the forge's word on autofix's own change request, not a command.
+        if matches!(remark.said, Said::ChecksFailed { .. }) {
+            return Ok(true);
+        }
+        let verdict = authority(&self.ctx, forge, remark)
+            .await
+            .map_err(forge_stop("authorize"))?;
+        match verdict {
+            Authority::Maintainer => Ok(true),
+            Authority::Ignored(reason) => {
+                self.event("authorize", &format!("ignored: {reason}"))
+                    .await?;
+                Ok(false)
+            }
+            Authority::Refused(permission) => {
+                // A review or line comment of someone without push rights is their opinion,
+                // not a request to the bot: only their commands get the polite answer.
+                if matches!(remark.said, Said::Command { .. }) {
+                    let text = replies::unauthorised(
+                        &remark.actor.login,
+                        &permission,
+                        &self.ctx.settings.command_word,
+                    );
+                    self.reply_once(forge, remark, &format!("refused-{index}"), &text)
+                        .await?;
+                }
+                self.event(
+                    "authorize",
+                    &format!(
+                        "@{} may not command (permission {permission})",
+                        remark.actor.login
+                    ),
+                )
+                .await?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// `approve` or `plan <changes>`: with a plan waiting, this job goes on from it (approved,
+    /// or planned again with the maintainer's words) and the waiting job's status comment says
+    /// so; `Ok(false)` (after saying so) when no plan waits.
+    async fn answer_plan(
+        &mut self,
+        forge: &dyn Forge,
+        talk: &Talk,
+        remark: &Remark,
+    ) -> Result<bool, Stop> {
+        if self.checkpoint.approved.is_some() || self.checkpoint.replan.is_some() {
+            return Ok(true);
+        }
+        let Some(waiting) = self.waiting_plan(talk).await? else {
+            let text = replies::no_plan_waiting(&remark.actor.login);
+            self.reply_once(forge, remark, "approval", &text).await?;
+            return Ok(false);
+        };
+        let how = match &remark.said {
+            Said::Command {
+                command: Command::Plan(words),
+                ..
+            } => {
+                self.checkpoint.replan = Some((words.clone(), waiting.plan.clone()));
+                "asked for another plan"
+            }
+            _ => {
+                self.checkpoint.approved = Some(waiting.plan.clone());
+                "approved the plan"
+            }
+        };
+        self.save(
+            "talk",
+            &format!("@{} {how} of job {}", remark.actor.login, waiting.job),
+        )
+        .await?;
+        if let Some(comment) = waiting.status_comment {
+            let mut view = waiting.status;
+            view.outcome = Some(StatusOutcome::PlanAnswered {
+                by: remark.actor.login.clone(),
+                how: how.to_owned(),
+                next: self.job.id,
+            });
+            let text = self.redactor.redact(&status_comment(&view));
+            let issue = IssueNumber(self.job.key.issue_number);
+            if let Err(error) = forge
+                .update_comment(&talk.repo, issue, CommentId(comment), &text)
+                .await
+            {
+                tracing::warn!(job = self.job.id, %error, "could not update the waiting job's status comment");
+            }
+        }
+        Ok(true)
+    }
+
+    /// The newest other job of this issue, when its plan waits for approval.
+    async fn waiting_plan(&self, talk: &Talk) -> Result<Option<WaitingPlan>, Stop> {
+        let filter = JobFilter {
+            repo: Some(talk.repo.owner_path.clone()),
+            limit: 200,
+            ..JobFilter::default()
+        };
+        let newest = self
+            .ctx
+            .store
+            .jobs_page(&filter)
+            .await?
+            .into_iter()
+            .find(|(job, _)| self.is_earlier_job_of_this_issue(job));
+        let Some((job, Some(text))) = newest else {
+            return Ok(None);
+        };
+        let Ok(checkpoint) = serde_json::from_str::<Checkpoint>(&text) else {
+            return Ok(None);
+        };
+        Ok(checkpoint.awaiting.map(|plan| WaitingPlan {
+            job: job.id,
+            plan,
+            status_comment: checkpoint.status_comment,
+            status: checkpoint.status,
+        }))
+    }
+
+    fn is_earlier_job_of_this_issue(&self, job: &JobRecord) -> bool {
+        job.id != self.job.id
+            && job.key.forge == self.job.key.forge
+            && job.key.issue_number == self.job.key.issue_number
+    }
+
+    /// Answers `status` and `cancel` (nothing runs: a running job would have taken it), once
+    /// each.
+    async fn answer_questions(
+        &mut self,
+        forge: &dyn Forge,
+        talk: &Talk,
+        asks: &Asks<'_>,
+    ) -> Result<(), Stop> {
+        if let Some(remark) = asks.status.first() {
+            let (last, change_request) = self.last_work(talk).await?;
+            let text = replies::status(
+                &remark.actor.login,
+                last.as_ref(),
+                change_request.as_deref(),
+            );
+            self.reply_once(forge, remark, "status", &text).await?;
+        }
+        if let Some(remark) = asks.cancel.first() {
+            let text = replies::nothing_to_cancel(&remark.actor.login);
+            self.reply_once(forge, remark, "cancel", &text).await?;
+        }
+        Ok(())
+    }
+
+    /// The newest other job of this issue, and the web address of its change request.
+    async fn last_work(&self, talk: &Talk) -> Result<(Option<JobRecord>, Option<String>), Stop> {
+        let store = &self.ctx.store;
+        let filter = JobFilter {
+            repo: Some(talk.repo.owner_path.clone()),
+            limit: 200,
+            ..JobFilter::default()
+        };
+        let last = store
+            .jobs_page(&filter)
+            .await?
+            .into_iter()
+            .map(|(job, _)| job)
+            .find(|job| self.is_earlier_job_of_this_issue(job));
+        let change_request = store.change_request_for_issue(&self.job.key).await?;
+        Ok((last, change_request.map(|record| record.url)))
+    }
+
+    /// Posts `text` as reply `key` of this job on the remark's thread, once: a rerun finds the
+    /// reply it posted before (by its hidden marker) instead of posting it again.
+    pub(super) async fn reply_once(
+        &mut self,
+        forge: &dyn Forge,
+        remark: &Remark,
+        key: &str,
+        text: &str,
+    ) -> Result<(), Stop> {
+        let thread = remark.thread;
+        self.reply_on(forge, &remark.repo, thread, key, text).await
+    }
+
+    pub(super) async fn reply_on(
+        &mut self,
+        forge: &dyn Forge,
+        repo: &crate::forge::RepoRef,
+        thread: Thread,
+        key: &str,
+        text: &str,
+    ) -> Result<(), Stop> {
+        if self.checkpoint.replies.iter().any(|(done, _)| done == key) {
+            return Ok(());
+        }
+        let marker = reply_marker(self.job.id, key);
+        if self.job.attempts > 1 {
+            let comments = forge
+                .thread_comments(repo, thread)
+                .await
+                .map_err(forge_stop("reply"))?;
+            if let Some(posted) = comments.iter().find(|c| c.body.contains(&marker)) {
+                self.checkpoint.replies.push((key.to_owned(), posted.id.0));
+                return self
+                    .save(
+                        "reply",
+                        &format!("reply {key} found as comment {}", posted.id.0),
+                    )
+                    .await;
+            }
+        }
+        let body = format!("{}\n\n{marker}\n", self.redactor.redact(text));
+        let id = forge
+            .comment_on(repo, thread, &body)
+            .await
+            .map_err(forge_stop("reply"))?;
+        self.checkpoint.replies.push((key.to_owned(), id.0));
+        self.save("reply", &format!("replied ({key}) in comment {}", id.0))
+            .await
+    }
+}

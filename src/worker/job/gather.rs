@@ -1,0 +1,138 @@
+//! What a job is asked to do, read again from every delivery linked to it: a labelled issue to
+//! fix, or remarks (commands, reviews, line comments) to answer; the rest waits for a follow-up.
+
+use crate::forge::{BotEvent, Remark, RepoRef, Triggers, github, gitlab};
+use crate::store::Delivery;
+use crate::worker::WorkerSettings;
+
+use super::stop::{Stop, invalid};
+use super::{JobRun, Request};
+
+/// The work of one job.
+pub(super) enum Work {
+    /// A labelled issue (or `retry`): triage, plan, edit, validate, push, open.
+    Fix(Request),
+    /// Remarks on the issue or on its change request, oldest first, each with its delivery id.
+    Talk(Talk),
+}
+
+/// Remarks to answer, all about one issue of one repository.
+pub(super) struct Talk {
+    pub(super) repo: RepoRef,
+    pub(super) remarks: Vec<Remark>,
+}
+
+impl Work {
+    pub(super) fn repo(&self) -> &RepoRef {
+        match self {
+            Work::Fix(request) => &request.repo,
+            Work::Talk(talk) => &talk.repo,
+        }
+    }
+}
+
+impl JobRun {
+    /// Reads the job's deliveries. The first run decides which it handles (the origin's kind:
+    /// labels for a fix, remarks for a talk) and saves their ids, so a rerun handles the same
+    /// ones and whatever joined later goes to a follow-up job.
+    pub(super) async fn gather(&mut self) -> Result<Work, Stop> {
+        let deliveries = self.ctx.store.job_deliveries(self.job.id).await?;
+        let origin = self.ctx.store.job_delivery(self.job.id).await?;
+        let Some(origin) = origin else {
+            return Err(invalid(format!(
+                "job {} has no stored delivery to read its issue from",
+                self.job.id
+            )));
+        };
+        let first_run = self.checkpoint.seen.is_empty();
+        let origin_event = self.parse(&origin)?;
+        let talking = matches!(origin_event, BotEvent::Remark(_));
+        let mut labelled = None;
+        let mut remarks = Vec::new();
+        let mut seen = Vec::new();
+        for delivery in &deliveries {
+            if !first_run && !self.checkpoint.seen.contains(&delivery.id) {
+                continue;
+            }
+            let event = if delivery.id == origin.id {
+                origin_event.clone()
+            } else {
+                match self.parse(delivery) {
+                    Ok(event) => event,
+                    Err(_) => continue,
+                }
+            };
+            match event {
+                BotEvent::IssueLabeled {
+                    repo, issue, actor, ..
+                } if !talking => {
+                    labelled.get_or_insert(Request { repo, issue, actor });
+                    seen.push(delivery.id.clone());
+                }
+                BotEvent::Remark(remark) if talking => {
+                    remarks.push(remark);
+                    seen.push(delivery.id.clone());
+                }
+                _ => {}
+            }
+        }
+        if first_run {
+            self.checkpoint.seen = seen;
+            self.save(
+                "gather",
+                &format!("handling {} deliveries", self.checkpoint.seen.len()),
+            )
+            .await?;
+        }
+        if let Some(request) = labelled {
+            return Ok(Work::Fix(request));
+        }
+        match remarks.first() {
+            Some(first) => Ok(Work::Talk(Talk {
+                repo: first.repo.clone(),
+                remarks,
+            })),
+            None => match origin_event {
+                BotEvent::Ignored { reason } => Err(invalid(format!(
+                    "delivery {} no longer asks for work: {reason}",
+                    origin.id
+                ))),
+                _ => Err(invalid(format!(
+                    "job {} has nothing left to do: its deliveries ask for no work",
+                    self.job.id
+                ))),
+            },
+        }
+    }
+
+    fn parse(&self, delivery: &Delivery) -> Result<BotEvent, Stop> {
+        parse_delivery(&self.ctx.settings, delivery).map_err(invalid)
+    }
+}
+
+/// The remark a delivery makes, if it makes one (a delivery that cannot be read makes none).
+pub(super) fn remark_of(settings: &WorkerSettings, delivery: &Delivery) -> Option<Remark> {
+    match parse_delivery(settings, delivery) {
+        Ok(BotEvent::Remark(remark)) => Some(remark),
+        _ => None,
+    }
+}
+
+/// A stored delivery read again, with the triggers configured now.
+fn parse_delivery(settings: &WorkerSettings, delivery: &Delivery) -> Result<BotEvent, String> {
+    let triggers = Triggers {
+        label: &settings.trigger_label,
+        command: &settings.command_word,
+    };
+    let parsed = match delivery.forge.as_str() {
+        "github" => github::parse_event_with(&delivery.event, &delivery.payload, &triggers),
+        "gitlab" => gitlab::parse_event_with(&delivery.event, &delivery.payload, &triggers),
+        other => {
+            return Err(format!(
+                "delivery {} is from an unknown forge {other:?}",
+                delivery.id
+            ));
+        }
+    };
+    parsed.map_err(|error| format!("delivery {} cannot be read: {error}", delivery.id))
+}

@@ -1,0 +1,422 @@
+//! A revision of autofix's open change request: its branch checked out as it is (a person's
+//! commits kept), what reviewers asked given to the pipeline, one more commit pushed on top.
+
+use std::str::FromStr;
+
+use crate::failure::FailureCode;
+use crate::forge::{Forge, GitCredentials, Remark, Said, Thread};
+use crate::git::{BranchName, CommitKind, CommitSha, GitError, Workspace};
+use crate::pipeline::fix::{self, Approval, FixSummary, Revision};
+use crate::pipeline::issue::Issue;
+use crate::store::Finish;
+use crate::worker::replies::{self, Revised};
+
+use super::checkpoint::{FixedChange, RevisionTarget};
+use super::prepare::{mirror_key, validation_detail};
+use super::stop::{Failed, Stop, failed_io, forge_stop, git_stop};
+use super::{JobRun, Request, remove_dir_if_present};
+
+/// Most characters of the change request's current diff shown to the model.
+const MAX_DIFF_CHARS: usize = 40_000;
+
+impl JobRun {
+    /// Revises the change request as `ask` says, replying once on it.
+    pub(super) async fn revise(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+        ask: &RevisionAsk<'_>,
+    ) -> Result<Finish, Stop> {
+        let Some(target) = self.revision_target(forge, request, ask.first).await? else {
+            return Ok(Finish::Failed {
+                code: FailureCode::InvalidInput.to_string(),
+                error: "no open change request of autofix's to revise".into(),
+            });
+        };
+        let thread = Thread::ChangeRequest(target.number);
+        let credentials = forge
+            .git_credentials(&request.repo)
+            .await
+            .map_err(forge_stop("revise"))?;
+        self.redactor.register(&credentials.token);
+        self.stop_if_draining()?;
+        if self.checkpoint.fixed.is_none() {
+            if let Err(failed) = self
+                .revise_on_branch(forge, request, &credentials, ask)
+                .await?
+            {
+                let text = replies::revision_failed(
+                    &failed.code.to_string(),
+                    &failed.stage,
+                    &failed.reason,
+                );
+                self.reply_on(forge, &request.repo, thread, "revision", &text)
+                    .await?;
+                return Ok(Finish::Failed {
+                    code: failed.code.to_string(),
+                    error: failed.reason,
+                });
+            }
+            self.stop_if_draining()?;
+        }
+        if self.checkpoint.pushed.is_none() {
+            self.push_revision(request, &credentials).await?;
+        }
+        let fixed = self.fixed()?;
+        let validation = self
+            .checkpoint
+            .revision
+            .as_ref()
+            .and_then(|target| target.validation.clone())
+            .unwrap_or_default();
+        let text = replies::revised(&Revised {
+            commit: &fixed.commit,
+            subject: &fixed.subject,
+            changed_files: &fixed.changed_files,
+            validation: &validation,
+            asked: &ask.lines,
+        });
+        self.reply_on(forge, &request.repo, thread, "revision", &text)
+            .await?;
+        self.save("done", "revision pushed and answered").await?;
+        Ok(Finish::Succeeded)
+    }
+
+    /// The open change request autofix opened for the issue, found once and saved; `None`
+    /// (after saying so) when there is none.
+    async fn revision_target(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+        first: &Remark,
+    ) -> Result<Option<RevisionTarget>, Stop> {
+        if let Some(target) = &self.checkpoint.revision {
+            return Ok(Some(target.clone()));
+        }
+        let record = self
+            .ctx
+            .store
+            .change_request_for_issue(&self.job.key)
+            .await?;
+        let open = match record {
+            Some(record) => forge
+                .open_change_requests(&request.repo)
+                .await
+                .map_err(forge_stop("revise"))?
+                .into_iter()
+                .find(|change| change.number == record.number),
+            None => None,
+        };
+        let Some(change) = open else {
+            let login = &first.actor.login;
+            let text = replies::nothing_to_revise(login, &self.ctx.settings.command_word);
+            self.reply_once(forge, first, "revision", &text).await?;
+            return Ok(None);
+        };
+        let target = RevisionTarget {
+            number: change.number,
+            url: change.url.clone(),
+            branch: change.head.clone(),
+            head: String::new(),
+            kind: commit_kind_of(&change.title).as_str().to_owned(),
+            validation: None,
+        };
+        self.checkpoint.revision = Some(target.clone());
+        self.save(
+            "revise",
+            &format!("revising {} on {}", change.url, change.head),
+        )
+        .await?;
+        Ok(Some(target))
+    }
+
+    /// The branch checked out fresh from the forge and the pipeline run on it; `Ok(Err(..))` is
+    /// a revision that could not be made (nothing was committed).
+    async fn revise_on_branch(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+        credentials: &GitCredentials,
+        ask: &RevisionAsk<'_>,
+    ) -> Result<Result<(), Failed>, Stop> {
+        let stage = "revise";
+        let mut target =
+            self.checkpoint.revision.clone().ok_or_else(|| {
+                Stop::Retry("the change request to revise is not recorded".into())
+            })?;
+        let mirror = self
+            .ctx
+            .mirrors
+            .sync(
+                &mirror_key(&request.repo),
+                &request.repo.clone_url,
+                credentials,
+            )
+            .map_err(git_stop(stage))?;
+        let worktree = self.job_dir().join("worktree");
+        remove_dir_if_present(&worktree).map_err(|reason| failed_io(stage, reason))?;
+        let workspace = mirror
+            .worktree(&worktree, &target.branch)
+            .map_err(git_stop(stage))?;
+        // The head as it is now: a person may have pushed since the revision was asked for.
+        target.head = workspace
+            .head_commit()
+            .map_err(git_stop(stage))?
+            .to_string();
+        self.checkpoint.revision = Some(target.clone());
+        let default_branch = match &request.repo.default_branch {
+            Some(branch) => branch.clone(),
+            None => forge
+                .default_branch(&request.repo)
+                .await
+                .map_err(forge_stop(stage))?,
+        };
+        self.checkpoint.default_branch = Some(default_branch.clone());
+        let issue = match self.checkpoint.issue.clone() {
+            Some(issue) => issue,
+            None => {
+                let info = forge
+                    .issue(&request.repo, request.issue)
+                    .await
+                    .map_err(forge_stop(stage))?;
+                Issue {
+                    number: Some(info.number.0),
+                    title: info.title,
+                    body: info.body,
+                    labels: info.labels,
+                }
+            }
+        };
+        self.checkpoint.issue = Some(issue.clone());
+        self.save(
+            stage,
+            &format!("working copy of {} at {}", target.branch, target.head),
+        )
+        .await?;
+        let diff = change_so_far(&workspace, &default_branch).map_err(git_stop(stage))?;
+        let revision_issue = revision_issue(&issue, target.number, ask, &diff);
+        let kind = CommitKind::from_str(&target.kind).unwrap_or(CommitKind::Fix);
+        let options = self.fix_options(
+            request,
+            &workspace,
+            revision_issue,
+            Some(Revision { kind }),
+            Approval::NotAsked,
+        );
+        let summary = fix::fix(&options, self.ctx.llm.as_ref())
+            .await
+            .map_err(|reason| failed_io(stage, reason))?;
+        let Some(fixed) = revised_change(&summary, &target) else {
+            return Ok(Err(Failed {
+                stage: summary
+                    .failure_stage
+                    .clone()
+                    .unwrap_or_else(|| stage.into()),
+                code: summary
+                    .failure_code
+                    .unwrap_or(FailureCode::ValidationFailed),
+                reason: summary
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "the pipeline ended without a commit".into()),
+                output_tail: summary.failure_output_tail.clone(),
+            }));
+        };
+        let message = format!(
+            "committed {} on {}: {}",
+            fixed.commit, fixed.branch, fixed.subject
+        );
+        target.validation = Some(validation_detail(&summary));
+        self.checkpoint.revision = Some(target);
+        self.checkpoint.fixed = Some(fixed);
+        self.save(stage, &message).await?;
+        Ok(Ok(()))
+    }
+
+    /// Pushes the revision as a fast-forward of the head it was made on: if a person pushed in
+    /// the meantime the push is refused, and the revision is made again on top of their work.
+    async fn push_revision(
+        &mut self,
+        request: &Request,
+        credentials: &GitCredentials,
+    ) -> Result<(), Stop> {
+        let stage = "push";
+        let fixed = self.fixed()?;
+        let target =
+            self.checkpoint.revision.clone().ok_or_else(|| {
+                Stop::Retry("the change request to revise is not recorded".into())
+            })?;
+        let branch = BranchName::new(&fixed.branch).map_err(git_stop(stage))?;
+        let commit = CommitSha::parse(&fixed.commit).map_err(git_stop(stage))?;
+        let head = CommitSha::parse(&target.head).map_err(git_stop(stage))?;
+        let Ok(workspace) = Workspace::open(self.job_dir().join("worktree")) else {
+            return self.revise_again("the job's working copy is gone").await;
+        };
+        let pushed = crate::git::push_branch(
+            &workspace,
+            &request.repo.clone_url,
+            &branch,
+            &commit,
+            Some(head),
+            credentials,
+        );
+        match pushed {
+            Ok(pushed) => {
+                self.checkpoint.pushed = Some(pushed.to_string());
+                self.save(stage, &format!("pushed {pushed} to {branch}"))
+                    .await
+            }
+            Err(GitError::RemoteBranchMoved { .. }) => {
+                self.revise_again("someone pushed to the branch while the revision ran")
+                    .await
+            }
+            Err(error) => Err(git_stop(stage)(error)),
+        }
+    }
+
+    /// Forgets the revision made so far, to make it again from the branch as it is now.
+    async fn revise_again(&mut self, why: &str) -> Result<(), Stop> {
+        self.checkpoint.fixed = None;
+        self.save("revise", &format!("{why}; revising again"))
+            .await?;
+        Err(Stop::Retry(format!("{why}; the revision is made again")))
+    }
+}
+
+/// The commit the pipeline made on the change request's branch, as the job records it.
+fn revised_change(summary: &FixSummary, target: &RevisionTarget) -> Option<FixedChange> {
+    let (true, Some(commit), Some(subject)) =
+        (summary.committed, &summary.commit, &summary.subject)
+    else {
+        return None;
+    };
+    Some(FixedChange {
+        branch: target.branch.clone(),
+        commit: commit.clone(),
+        subject: subject.clone(),
+        plan_steps: summary.plan_steps.clone(),
+        changed_files: summary.changed_files.clone(),
+        validation: summary.validation.clone(),
+        checks: summary.checks.clone(),
+        repairs: summary.repairs,
+        input_tokens: summary.input_tokens,
+        output_tokens: summary.output_tokens,
+        pull_request: Default::default(),
+        keep_on_failure: true,
+    })
+}
+
+/// What a revision is asked to do: one line per request, what else the model needs to see
+/// (failed checks' logs), and the remark to answer when there is nothing to revise.
+pub(super) struct RevisionAsk<'a> {
+    pub(super) lines: Vec<String>,
+    pub(super) context: String,
+    pub(super) first: &'a Remark,
+}
+
+impl<'a> RevisionAsk<'a> {
+    /// What people asked in `asks` (the first of which is answered if nothing can be revised).
+    pub(super) fn from_remarks(asks: &[&'a Remark]) -> RevisionAsk<'a> {
+        RevisionAsk {
+            lines: asked_lines(asks),
+            context: String::new(),
+            first: asks[0],
+        }
+    }
+}
+
+/// Each request, as one line naming who asked and, for a line comment, the file and line.
+fn asked_lines(asks: &[&Remark]) -> Vec<String> {
+    asks.iter()
+        .filter_map(|remark| {
+            let who = &remark.actor.login;
+            match &remark.said {
+                Said::Command {
+                    command: crate::forge::Command::Revise(text),
+                    ..
+                } => Some(format!("@{who}: {}", one_line(text))),
+                Said::Review { body, .. } if !body.trim().is_empty() => {
+                    Some(format!("@{who} (review): {}", one_line(body)))
+                }
+                Said::LineComment {
+                    body, path, line, ..
+                } => Some(match line {
+                    Some(line) => format!("@{who} on `{path}` line {line}: {}", one_line(body)),
+                    None => format!("@{who} on `{path}`: {}", one_line(body)),
+                }),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The issue as the pipeline reads it for a revision: the original text, then what the
+/// reviewers asked, then the change request's diff so far.
+fn revision_issue(issue: &Issue, number: u64, ask: &RevisionAsk<'_>, diff: &str) -> Issue {
+    let mut body = issue.body.clone();
+    body.push_str(&format!(
+        "\n\n## Requested changes to the change request ({number})\n\nThe change below was \
+         reviewed; change it as asked, keeping what is not mentioned.\n\n"
+    ));
+    for line in &ask.lines {
+        body.push_str(&format!("- {line}\n"));
+    }
+    if !ask.context.is_empty() {
+        body.push('\n');
+        body.push_str(&ask.context);
+        if !ask.context.ends_with('\n') {
+            body.push('\n');
+        }
+    }
+    body.push_str("\n## The change request's diff so far\n\n```diff\n");
+    body.push_str(diff);
+    if !diff.ends_with('\n') {
+        body.push('\n');
+    }
+    body.push_str("```\n");
+    Issue {
+        body,
+        ..issue.clone()
+    }
+}
+
+/// The change request's own diff: its branch against where it left the default branch.
+fn change_so_far(workspace: &Workspace, default_branch: &str) -> Result<String, GitError> {
+    let upstream = BranchName::new(default_branch)?;
+    let base = workspace.fork_point(&upstream)?;
+    let mut diff = workspace.diff_from(&base)?;
+    if diff.len() > MAX_DIFF_CHARS {
+        let mut cut = MAX_DIFF_CHARS;
+        while !diff.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        diff.truncate(cut);
+        diff.push_str("\n… (the rest of the diff is left out)\n");
+    }
+    Ok(diff)
+}
+
+/// The commit type a change request's title starts with (`fix(calc): …` → fix).
+fn commit_kind_of(title: &str) -> CommitKind {
+    let word: String = title
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
+    CommitKind::from_str(&word).unwrap_or(CommitKind::Fix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_commit_type_comes_from_the_title() {
+        assert_eq!(commit_kind_of("feat(cli): add --json"), CommitKind::Feat);
+        assert_eq!(commit_kind_of("docs: typo"), CommitKind::Docs);
+        assert_eq!(commit_kind_of("Draft: something"), CommitKind::Fix);
+    }
+}

@@ -1,0 +1,162 @@
+//! What the bot says back in a conversation: one reply per command or revision, each with a
+//! hidden marker so a job that restarts finds the reply it already posted instead of repeating it.
+
+use std::fmt::Write as _;
+
+use crate::store::JobRecord;
+
+/// The hidden line that marks reply `key` of `job`.
+pub fn reply_marker(job: i64, key: &str) -> String {
+    format!("<!-- autofix:reply job={job} key={key} -->")
+}
+
+/// To someone who may not push, for each command they gave: who may, and how to get help.
+pub fn unauthorised(login: &str, permission: &str, word: &str) -> String {
+    format!(
+        "@{login}, thank you — only people who can push to this repository can give autofix \
+         commands, and your permission here is `{permission}`. A maintainer can repeat it \
+         (`/{word} …`) if it should happen."
+    )
+}
+
+/// `status`: the newest other job of the issue and the change request, if any.
+pub fn status(login: &str, last: Option<&JobRecord>, change_request: Option<&str>) -> String {
+    let mut text = format!("@{login}, ");
+    match last {
+        None => text.push_str("autofix has not worked on this issue yet."),
+        Some(job) => {
+            let _ = write!(
+                text,
+                "the latest autofix job here is job {}: {}",
+                job.id,
+                job.state.as_str()
+            );
+            if let Some(stage) = &job.stage {
+                let _ = write!(text, " (stage `{stage}`)");
+            }
+            if let Some(code) = &job.failure_code {
+                let _ = write!(text, ", `{code}`");
+                if let Some(error) = &job.last_error {
+                    let _ = write!(text, ": {error}");
+                }
+            }
+            text.push('.');
+        }
+    }
+    if let Some(url) = change_request {
+        let _ = write!(text, "\n\nIts change request: {url}");
+    }
+    text
+}
+
+/// `cancel` when no job of the issue is running (it ended before the command was read).
+pub fn nothing_to_cancel(login: &str) -> String {
+    format!("@{login}, no autofix job is running for this issue, so there is nothing to cancel.")
+}
+
+/// `approve` or `plan` when no plan waits for approval.
+pub fn no_plan_waiting(login: &str) -> String {
+    format!(
+        "@{login}, no autofix plan is waiting for approval on this issue (plans wait only when \
+         the repository's `.autofix.toml` says `[approval] required = true`)."
+    )
+}
+
+/// A revision request with no change request of autofix's open to revise.
+pub fn nothing_to_revise(login: &str, word: &str) -> String {
+    format!(
+        "@{login}, autofix has no open change request for this issue to revise; \
+         `/{word} retry` starts a new attempt."
+    )
+}
+
+/// Failed checks that fail on the default branch as well: not this change's doing.
+pub fn checks_fail_on_the_default_branch(names: &[String], branch: &str) -> String {
+    let names: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    format!(
+        "The failing checks ({}) fail on `{branch}` too, so this change did not break them; \
+         autofix leaves them alone.",
+        names.join(", ")
+    )
+}
+
+/// Failed checks after the last repair the configuration allows.
+pub fn ci_repairs_stopped(max: u32, word: &str) -> String {
+    format!(
+        "The checks still fail after {max} repair(s), the most `ci.max_repairs` allows, so \
+         autofix stops repairing them here. Reply `/{word} <what to change>` to ask for a \
+         revision, or fix it by hand."
+    )
+}
+
+/// What a revision did: the commit, the files, the validation, and what it answered.
+pub struct Revised<'a> {
+    pub commit: &'a str,
+    pub subject: &'a str,
+    pub changed_files: &'a [String],
+    pub validation: &'a str,
+    pub asked: &'a [String],
+}
+
+/// The one reply after a revision was pushed.
+pub fn revised(facts: &Revised<'_>) -> String {
+    let short: String = facts.commit.chars().take(7).collect();
+    let mut text = format!("Revised in {short}: `{}`\n\n", facts.subject);
+    text.push_str("What was asked:\n");
+    for ask in facts.asked {
+        let _ = writeln!(text, "- {ask}");
+    }
+    let files: Vec<String> = facts
+        .changed_files
+        .iter()
+        .map(|file| format!("`{file}`"))
+        .collect();
+    let _ = write!(
+        text,
+        "\nChanged: {}\n\nValidation: {}\n",
+        if files.is_empty() {
+            "nothing".to_owned()
+        } else {
+            files.join(", ")
+        },
+        facts.validation
+    );
+    text
+}
+
+/// The one reply after a revision that could not be made.
+pub fn revision_failed(code: &str, stage: &str, reason: &str) -> String {
+    format!(
+        "autofix could not revise this change request: `{code}` at `{stage}`: {reason}\n\n\
+         The branch is as it was."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_names_the_permission_and_the_configured_word() {
+        let text = unauthorised("mallory", "read", "bot");
+        assert!(
+            text.contains("`read`") && text.contains("`/bot …`"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_revision_reply_lists_what_was_asked_and_the_validation() {
+        let text = revised(&Revised {
+            commit: "0123456789abcdef",
+            subject: "fix(calc): clamp below too",
+            changed_files: &["calc.py".into()],
+            validation: "1 command(s) passed, 0 repair(s)",
+            asked: &["@alice on `calc.py` line 2: handle low".into()],
+        });
+        assert!(text.starts_with("Revised in 0123456: `fix(calc): clamp below too`"));
+        assert!(text.contains("- @alice on `calc.py` line 2: handle low"));
+        assert!(text.contains("Changed: `calc.py`"));
+        assert!(text.contains("Validation: 1 command(s) passed"));
+    }
+}

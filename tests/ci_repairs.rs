@@ -1,0 +1,205 @@
+//! Failed checks on autofix's own change request, on both forges: the failed job's log is read
+//! through the API (never with the token at GitHub's log address), cut, and answered with one
+//! repair commit; checks that fail on the default branch too, and repairs past the limit, are not.
+
+mod support;
+
+use support::bot::{
+    BotTester, FIXED_PY, GITHUB_BOT, REVISED_PY, fixed_issue, python_project, script_revision,
+};
+use support::deliveries::{self, ChecksFailed};
+use support::git_http::BareRepo;
+
+const PROJECT: &str = "acme/widgets";
+const ISSUE: u64 = 7;
+const BRANCH: &str = "fix/7-clamp-ignores-its-bounds";
+
+/// What a failed pytest job logs, with GitHub's timestamps and a colour code.
+const FAILING_LOG: &str = "2024-05-01T10:11:12.0000000Z ##[group]Run python3 -m pytest -q\n\
+2024-05-01T10:11:13.0000000Z \u{1b}[31mFAILED\u{1b}[0m test_calc.py::test_clamp_is_documented - AssertionError: clamp has no docstring\n\
+2024-05-01T10:11:13.1000000Z 1 failed, 1 passed in 0.02s\n\
+2024-05-01T10:11:13.2000000Z ##[error]Process completed with exit code 1.\n";
+
+/// The check's name as each forge's client reports it.
+fn check_name(t: &BotTester) -> &'static str {
+    match t.forge {
+        support::bot::FakeForge::GitHub(_) => "test",
+        support::bot::FakeForge::GitLab(_) => "test: pytest",
+    }
+}
+
+/// Checks of `sha` on `branch` ending in `status` (`failure` or `success`); the run's id.
+fn checks(t: &BotTester, (sha, branch): (&str, &str), failed: bool, log: &str) -> u64 {
+    match &t.forge {
+        support::bot::FakeForge::GitHub(fake) => {
+            let conclusion = if failed { "failure" } else { "success" };
+            fake.check_run(PROJECT, (sha, branch), "test", conclusion, log)
+        }
+        support::bot::FakeForge::GitLab(fake) => {
+            let status = if failed { "failed" } else { "success" };
+            fake.pipeline(PROJECT, (branch, sha), &[("pytest", status, log)])
+        }
+    }
+}
+
+/// The bot account, which pushed the commit whose checks ran.
+fn pusher(t: &BotTester) -> deliveries::Actor {
+    match &t.forge {
+        support::bot::FakeForge::GitHub(_) => deliveries::person(GITHUB_BOT, 77),
+        support::bot::FakeForge::GitLab(_) => deliveries::person("autofix-bot", 1),
+    }
+}
+
+/// The head of the change request fails its checks, and the forge says so.
+async fn the_checks_fail(t: &BotTester, remote: &BareRepo, number: u64) -> String {
+    let head = remote.tip(BRANCH).unwrap();
+    let run = checks(t, (&head, BRANCH), true, FAILING_LOG);
+    let failed = ChecksFailed {
+        number,
+        head_sha: &head,
+        head_branch: BRANCH,
+        run,
+    };
+    t.checks_failed(PROJECT, &failed, &pusher(t)).await;
+    head
+}
+
+fn replies_on(t: &BotTester, number: u64) -> Vec<String> {
+    t.change_request_comments(PROJECT, number)
+        .into_iter()
+        .filter(|body| body.contains("<!-- autofix:reply "))
+        .collect()
+}
+
+fn asked(t: &BotTester, stage: &str) -> Vec<String> {
+    t.llm
+        .requests()
+        .iter()
+        .filter(|request| request.stage.as_deref() == Some(stage))
+        .filter_map(|request| request.prompt())
+        .collect()
+}
+
+async fn a_failed_check_gets_one_repair_commit(t: BotTester) {
+    let remote = t.repo(PROJECT, &python_project());
+    let number = fixed_issue(&t, PROJECT, ISSUE).await;
+    let main = remote.tip("main").unwrap();
+    checks(&t, (&main, "main"), false, "1 passed");
+    script_revision(&t.llm, FIXED_PY, REVISED_PY, None);
+
+    let failed_head = the_checks_fail(&t, &remote, number).await;
+    t.run_until_idle().await;
+
+    assert_eq!(
+        remote.git(&["rev-parse", &format!("{BRANCH}~1")]).trim(),
+        failed_head,
+        "one repair commit on top of the failing head: {:?}",
+        replies_on(&t, number)
+    );
+    assert_eq!(remote.read(BRANCH, "calc.py"), REVISED_PY);
+    let plan_prompt = asked(&t, "plan").pop().unwrap();
+    let name = check_name(&t);
+    assert!(
+        plan_prompt.contains(&format!(
+            "the check `{name}` failed on {}",
+            &failed_head[..7]
+        )),
+        "{plan_prompt}"
+    );
+    assert!(
+        plan_prompt.contains(
+            "FAILED test_calc.py::test_clamp_is_documented - AssertionError: clamp has no docstring"
+        ),
+        "the log, cleaned: {plan_prompt}"
+    );
+    assert!(
+        !plan_prompt.contains("2024-05-01T10:11:13"),
+        "timestamps are cut"
+    );
+    let replies = replies_on(&t, number);
+    assert_eq!(replies.len(), 1, "{replies:#?}");
+    assert!(replies[0].starts_with("Revised in "), "{}", replies[0]);
+    if let support::bot::FakeForge::GitHub(fake) = &t.forge {
+        let downloads = fake.log_downloads();
+        assert_eq!(downloads, [None], "the log is fetched without the token");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_check_run_gets_one_repair_commit_on_github() {
+    a_failed_check_gets_one_repair_commit(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_pipeline_gets_one_repair_commit_on_gitlab() {
+    a_failed_check_gets_one_repair_commit(BotTester::gitlab().await).await;
+}
+
+async fn a_check_that_fails_on_the_default_branch_too_is_left_alone(t: BotTester) {
+    let remote = t.repo(PROJECT, &python_project());
+    let number = fixed_issue(&t, PROJECT, ISSUE).await;
+    let main = remote.tip("main").unwrap();
+    checks(&t, (&main, "main"), true, FAILING_LOG);
+    let before = t.llm.requests().len();
+    let fixed_tip = remote.tip(BRANCH).unwrap();
+
+    the_checks_fail(&t, &remote, number).await;
+    t.run_until_idle().await;
+    // The same failure said again (another check run of the head) is not answered twice.
+    the_checks_fail(&t, &remote, number).await;
+    t.run_until_idle().await;
+
+    assert_eq!(remote.tip(BRANCH).unwrap(), fixed_tip, "no repair");
+    assert_eq!(t.llm.requests().len(), before, "no model call");
+    let replies = replies_on(&t, number);
+    assert_eq!(replies.len(), 1, "{replies:#?}");
+    let name = check_name(&t);
+    assert!(
+        replies[0].contains(&format!("The failing checks (`{name}`) fail on `main` too")),
+        "{}",
+        replies[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_that_fails_on_the_default_branch_too_is_left_alone_on_github() {
+    a_check_that_fails_on_the_default_branch_too_is_left_alone(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pipeline_that_fails_on_the_default_branch_too_is_left_alone_on_gitlab() {
+    a_check_that_fails_on_the_default_branch_too_is_left_alone(BotTester::gitlab().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_last_allowed_repair_the_bot_says_once_that_it_stopped() {
+    let t = BotTester::github().await;
+    let remote = t.repo(PROJECT, &python_project());
+    let number = fixed_issue(&t, PROJECT, ISSUE).await;
+    let main = remote.tip("main").unwrap();
+    checks(&t, (&main, "main"), false, "1 passed");
+    let twice = "def clamp(value, low, high):\n    \"\"\"Limit value to [low, high], both included.\"\"\"\n    return max(low, min(value, high))\n";
+    script_revision(&t.llm, FIXED_PY, REVISED_PY, None);
+    script_revision(&t.llm, REVISED_PY, twice, None);
+
+    for _ in 0..4 {
+        the_checks_fail(&t, &remote, number).await;
+        t.run_until_idle().await;
+    }
+
+    assert_eq!(
+        remote
+            .git(&["rev-list", "--count", &format!("main..{BRANCH}")])
+            .trim(),
+        "3",
+        "the fix and two repairs (ci.max_repairs = 2)"
+    );
+    let replies = replies_on(&t, number);
+    assert_eq!(replies.len(), 3, "{replies:#?}");
+    assert!(
+        replies[2].contains("still fail after 2 repair(s)"),
+        "{}",
+        replies[2]
+    );
+    assert_eq!(asked(&t, "edit").len(), 3, "the fix and two repairs");
+}
