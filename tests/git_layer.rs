@@ -1414,3 +1414,106 @@ fn the_diff_from_the_baseline_shows_modified_deleted_and_new_files() {
     );
     assert!(!diff.contains("junk"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Following a base that moved.
+
+/// `main` with `a.txt` and `b.txt`, and branch `fix/42` with one autofix commit changing
+/// `a.txt`; `main` then moves with a change to `b.txt` (`a_too`: to `a.txt` as well).
+fn a_change_request_whose_base_moved(a_too: bool) -> (Repo, CommitSha, CommitSha) {
+    let repo = Repo::new();
+    repo.write("a.txt", "one\n");
+    repo.commit_file("b.txt", "two\n", "chore: two files");
+    repo.git(&["checkout", "-q", "-b", "fix/42"]);
+    let ws = repo.workspace();
+    let fork = sha(&repo.head());
+    let head = ws
+        .commit_contents(
+            &branch("fix/42"),
+            &fork,
+            &job_message("change the first file", "job-1"),
+            &[("a.txt", Some(b"one, fixed\n".as_slice()))],
+            &bot(),
+        )
+        .unwrap();
+    repo.git(&["checkout", "-q", "-f", "main"]);
+    repo.commit_file("b.txt", "two, moved\n", "chore: move b");
+    if a_too {
+        repo.commit_file("a.txt", "one, changed on main\n", "chore: move a");
+    }
+    let base = sha(&repo.head());
+    (repo, head, base)
+}
+
+#[test]
+fn a_change_request_that_touches_other_lines_still_merges_cleanly() {
+    let (repo, head, base) = a_change_request_whose_base_moved(false);
+    let ws = repo.workspace();
+    assert!(ws.merges_cleanly(&head, &base).unwrap());
+    let (conflicting, head, base) = a_change_request_whose_base_moved(true);
+    assert!(
+        !conflicting
+            .workspace()
+            .merges_cleanly(&head, &base)
+            .unwrap()
+    );
+}
+
+#[test]
+fn the_branch_commits_are_listed_oldest_first_with_whose_they_are() {
+    let (repo, head, base) = a_change_request_whose_base_moved(false);
+    repo.git(&["checkout", "-q", "fix/42"]);
+    let person = repo.commit_file("c.txt", "three\n", "docs: a person's note");
+    let ws = repo.workspace();
+    let commits = ws.commits_since(&sha(&person), &base).unwrap();
+    assert_eq!(commits, vec![(head, true), (sha(&person), false)]);
+}
+
+#[test]
+fn replaying_onto_the_moved_base_keeps_author_and_message_and_touches_no_branch() {
+    let (repo, head, base) = a_change_request_whose_base_moved(false);
+    let ws = repo.workspace();
+    let before = repo.snapshot();
+
+    let rebased = ws
+        .replay_onto(std::slice::from_ref(&head), &base, &maintainer())
+        .unwrap();
+
+    let autofix::git::Rebased::Onto { tip, commits } = rebased else {
+        panic!("expected the commit to apply: {rebased:?}");
+    };
+    assert_eq!(commits, 1);
+    assert_eq!(repo.snapshot(), before, "no branch, index or file moved");
+    let tip = tip.to_string();
+    assert_eq!(
+        repo.git(&["rev-parse", &format!("{tip}~1")]).trim(),
+        base.to_string()
+    );
+    assert_eq!(repo.git(&["show", &format!("{tip}:a.txt")]), "one, fixed\n");
+    assert_eq!(repo.git(&["show", &format!("{tip}:b.txt")]), "two, moved\n");
+    let original = repo.git(&["log", "-1", "--format=%an|%B", &head.to_string()]);
+    let replayed = repo.git(&["log", "-1", "--format=%an|%B|%cn", &tip]);
+    assert!(replayed.starts_with(original.trim_end()), "{replayed}");
+    assert!(
+        replayed.trim_end().ends_with("|Ada Maintainer"),
+        "{replayed}"
+    );
+    assert_eq!(
+        ws.paths_changed_between(&base, &sha(&tip)).unwrap(),
+        ["a.txt"]
+    );
+}
+
+#[test]
+fn a_commit_that_conflicts_with_the_moved_base_is_named_and_nothing_changes() {
+    let (repo, head, base) = a_change_request_whose_base_moved(true);
+    let ws = repo.workspace();
+    let before = repo.snapshot();
+
+    let rebased = ws
+        .replay_onto(std::slice::from_ref(&head), &base, &bot())
+        .unwrap();
+
+    assert_eq!(rebased, autofix::git::Rebased::Conflict { commit: head });
+    assert_eq!(repo.snapshot(), before);
+}

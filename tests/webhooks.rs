@@ -547,12 +547,12 @@ fn nesting_up_to_the_limit_is_fine_and_brackets_inside_strings_do_not_count() {
         "[".repeat(500),
         "{".repeat(500)
     );
-    let event = github::parse_event("push", at_limit.as_bytes(), "bug").unwrap();
+    let event = github::parse_event("watch", at_limit.as_bytes(), "bug").unwrap();
     assert!(matches!(event, BotEvent::Ignored { .. }));
 
     let one_more = format!(r#"{{"deep": [{inner}]}}"#);
     assert_eq!(
-        github::parse_event("push", one_more.as_bytes(), "bug"),
+        github::parse_event("watch", one_more.as_bytes(), "bug"),
         Err(WebhookParseError::TooDeep {
             limit: MAX_NESTING_DEPTH
         })
@@ -1441,4 +1441,230 @@ fn a_failed_gitlab_pipeline_without_its_sha_names_the_field() {
             field: "object_attributes.sha".into()
         })
     );
+}
+
+// ---- Default branch: pushes that move the base ----
+
+/// octokit's push example: it deletes the tag `simple-tag` (`deleted: true`, `after` all zeros).
+const PUSH: &str = "github/push/payload.json";
+/// GitLab's push example: `refs/heads/master`, the project's default branch, to `da15608…`.
+const PUSH_HOOK: &str = "gitlab/push_hook.json";
+/// The commit octokit's push example deleted the tag at (its `before`); octokit's
+/// `with-new-branch` example pushes this same commit to `master`.
+const HELLO_WORLD_HEAD: &str = "6113728f27ae82c7b1a177c8d03f9e96e0adf246";
+/// The `after` of GitLab's push example.
+const DIASPORA_HEAD: &str = "da1560886d4f094c3e6c9ef40349f7d38b5d27d7";
+/// The "no commit" sha both forges send as `after` when a push deletes a ref.
+const NO_COMMIT: &str = "0000000000000000000000000000000000000000";
+
+/// octokit's push example made a push of `HELLO_WORLD_HEAD` to `branch`.
+fn github_push_to(branch: &str) -> Vec<u8> {
+    rewritten(PUSH, |p| {
+        p["ref"] = format!("refs/heads/{branch}").into();
+        p["deleted"] = false.into();
+        p["after"] = HELLO_WORLD_HEAD.into();
+    })
+}
+
+/// The project of GitLab's push example.
+fn diaspora() -> RepoRef {
+    RepoRef {
+        forge: ForgeKind::GitLab,
+        owner_path: "mike/diaspora".into(),
+        clone_url: "http://example.com/mike/diaspora.git".into(),
+        default_branch: Some("master".into()),
+    }
+}
+
+#[test]
+fn a_github_push_to_the_default_branch_is_base_moved() {
+    assert_eq!(
+        parse_github("push", &github_push_to("master")),
+        BotEvent::BaseMoved {
+            repo: hello_world(),
+            branch: "master".into(),
+            after: HELLO_WORLD_HEAD.into(),
+        }
+    );
+}
+
+#[test]
+fn a_github_push_to_another_branch_is_ignored() {
+    assert_eq!(
+        ignored_reason(parse_github("push", &github_push_to("feature"))),
+        "a push to `feature` is not to the default branch `master`"
+    );
+}
+
+#[test]
+fn the_recorded_github_tag_push_is_ignored() {
+    assert_eq!(
+        ignored_reason(parse_github("push", &fixture(PUSH))),
+        "a push to `refs/tags/simple-tag` is not to the default branch `master`"
+    );
+    let created_tag = rewritten(PUSH, |p| {
+        p["deleted"] = false.into();
+        p["after"] = HELLO_WORLD_HEAD.into();
+    });
+    assert!(matches!(
+        parse_github("push", &created_tag),
+        BotEvent::Ignored { .. }
+    ));
+}
+
+#[test]
+fn a_github_push_deleting_the_default_branch_is_ignored() {
+    // As recorded: `deleted: true` and `after` all zeros, here on `master`.
+    let body = rewritten(PUSH, |p| p["ref"] = "refs/heads/master".into());
+    assert_eq!(
+        ignored_reason(parse_github("push", &body)),
+        "a push deleting the default branch `master`"
+    );
+}
+
+#[test]
+fn a_github_push_without_a_default_branch_is_ignored() {
+    let body = rewritten(PUSH, |p| {
+        p["ref"] = "refs/heads/master".into();
+        p["deleted"] = false.into();
+        p["repository"]
+            .as_object_mut()
+            .unwrap()
+            .remove("default_branch");
+    });
+    assert_eq!(
+        ignored_reason(parse_github("push", &body)),
+        "a push to `master` in a repository whose default branch is not given"
+    );
+}
+
+#[test]
+fn a_github_push_missing_a_field_it_needs_names_the_field() {
+    for (field, edit) in [
+        (
+            "ref",
+            (|p: &mut serde_json::Value| {
+                p.as_object_mut().unwrap().remove("ref");
+            }) as fn(&mut serde_json::Value),
+        ),
+        ("after", |p| {
+            p.as_object_mut().unwrap().remove("after");
+        }),
+        ("repository.clone_url", |p| {
+            p["repository"].as_object_mut().unwrap().remove("clone_url");
+        }),
+    ] {
+        let mut payload = json(&github_push_to("master"));
+        edit(&mut payload);
+        assert_eq!(
+            github::parse_event("push", payload.to_string().as_bytes(), "bug"),
+            Err(WebhookParseError::MissingField {
+                field: field.into()
+            }),
+            "{field}"
+        );
+    }
+}
+
+#[test]
+fn a_github_push_whose_deleted_flag_is_not_a_boolean_is_a_type_error() {
+    let body = rewritten(PUSH, |p| {
+        p["ref"] = "refs/heads/master".into();
+        p["deleted"] = "true".into();
+    });
+    assert_eq!(
+        github::parse_event("push", &body, "bug"),
+        Err(WebhookParseError::WrongType {
+            field: "deleted".into(),
+            expected: "a boolean",
+            found: "string"
+        })
+    );
+}
+
+#[test]
+fn the_recorded_gitlab_push_to_the_default_branch_is_base_moved() {
+    let moved = BotEvent::BaseMoved {
+        repo: diaspora(),
+        branch: "master".into(),
+        after: DIASPORA_HEAD.into(),
+    };
+    assert_eq!(parse_gitlab("Push Hook", &fixture(PUSH_HOOK)), moved);
+    // `after` is read, not `checkout_sha`, which may be null.
+    let without_checkout = rewritten(PUSH_HOOK, |p| p["checkout_sha"] = serde_json::Value::Null);
+    assert_eq!(parse_gitlab("Push Hook", &without_checkout), moved);
+}
+
+#[test]
+fn a_gitlab_push_to_another_branch_is_ignored() {
+    let body = rewritten(PUSH_HOOK, |p| p["ref"] = "refs/heads/feature".into());
+    assert_eq!(
+        ignored_reason(parse_gitlab("Push Hook", &body)),
+        "a push to `feature` is not to the default branch `master`"
+    );
+}
+
+#[test]
+fn a_gitlab_tag_push_is_ignored() {
+    assert_eq!(
+        ignored_reason(parse_gitlab("Tag Push Hook", &fixture(PUSH_HOOK))),
+        "a tag push: only a branch push moves the default branch"
+    );
+    let tag_ref = rewritten(PUSH_HOOK, |p| p["ref"] = "refs/tags/v1.0.0".into());
+    assert_eq!(
+        ignored_reason(parse_gitlab("Push Hook", &tag_ref)),
+        "a push to `refs/tags/v1.0.0` is not to the default branch `master`"
+    );
+}
+
+#[test]
+fn a_gitlab_push_deleting_the_default_branch_is_ignored() {
+    // GitLab sends the all-zero sha as `after` and a null `checkout_sha` (DataBuilder::Push).
+    let body = rewritten(PUSH_HOOK, |p| {
+        p["after"] = NO_COMMIT.into();
+        p["checkout_sha"] = serde_json::Value::Null;
+    });
+    assert_eq!(
+        ignored_reason(parse_gitlab("Push Hook", &body)),
+        "a push deleting the default branch `master`"
+    );
+}
+
+#[test]
+fn a_gitlab_push_to_a_project_without_a_default_branch_is_ignored() {
+    let body = rewritten(PUSH_HOOK, |p| {
+        p["project"]["default_branch"] = serde_json::Value::Null
+    });
+    assert_eq!(
+        ignored_reason(parse_gitlab("Push Hook", &body)),
+        "a push to `master` in a project whose default branch is not given"
+    );
+}
+
+#[test]
+fn a_gitlab_push_missing_a_field_it_needs_names_the_field() {
+    for (field, edit) in [
+        (
+            "ref",
+            (|p: &mut serde_json::Value| {
+                p.as_object_mut().unwrap().remove("ref");
+            }) as fn(&mut serde_json::Value),
+        ),
+        ("after", |p| {
+            p.as_object_mut().unwrap().remove("after");
+        }),
+        ("project.git_http_url", |p| {
+            p["project"].as_object_mut().unwrap().remove("git_http_url");
+        }),
+    ] {
+        let mut payload = json(&fixture(PUSH_HOOK));
+        edit(&mut payload);
+        assert_eq!(
+            gitlab::parse_event("Push Hook", payload.to_string().as_bytes(), "Platform"),
+            Err(WebhookParseError::MissingField {
+                field: field.into()
+            }),
+            "{field}"
+        );
+    }
 }

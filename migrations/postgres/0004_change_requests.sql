@@ -12,7 +12,10 @@ CREATE TABLE IF NOT EXISTS change_requests (
     -- CI repairs pushed so far, and the head commit whose failed checks were last dealt with.
     ci_repairs BIGINT NOT NULL DEFAULT 0,
     ci_head TEXT,
+    -- `open` until a job finds it closed or merged.
+    state TEXT NOT NULL DEFAULT 'open',
     PRIMARY KEY (forge, repo, number)
 );
 
 CREATE INDEX IF NOT EXISTS change_requests_by_issue ON change_requests (forge, repo, issue_number);
+CREATE INDEX IF NOT EXISTS change_requests_open ON change_requests (forge, repo, state);

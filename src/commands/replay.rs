@@ -84,12 +84,12 @@ pub async fn replay(
     trigger_label: &str,
     now: DateTime<Utc>,
 ) -> Result<ReplayOutcome, ReplayError> {
-    let original = store
+    let stored = store
         .delivery(id)
         .await?
-        .ok_or_else(|| ReplayError::NoSuchDelivery(id.to_owned()))?
-        .delivery;
-    let key = match reparse(store, &original, trigger_label).await? {
+        .ok_or_else(|| ReplayError::NoSuchDelivery(id.to_owned()))?;
+    let (original, job_of_original) = (stored.delivery, stored.job_id);
+    let key = match reparse(store, &original, job_of_original, trigger_label).await? {
         Ok(key) => key,
         Err(reason) => {
             return Ok(ReplayOutcome::NotATrigger {
@@ -134,6 +134,7 @@ pub async fn replay(
 async fn reparse(
     store: &Store,
     delivery: &Delivery,
+    job: Option<i64>,
     trigger_label: &str,
 ) -> Result<Result<JobKey, String>, ReplayError> {
     let parsed = match delivery.forge.as_str() {
@@ -148,6 +149,14 @@ async fn reparse(
     };
     match parsed {
         Ok(BotEvent::IssueLabeled { repo, issue, .. }) => Ok(Ok(JobKey::for_issue(&repo, issue))),
+        // One delivery per change request was recorded for the push: replayed, it goes to the
+        // same issue's job again.
+        Ok(BotEvent::BaseMoved { .. }) => match job {
+            Some(job) => Ok(Ok(store.job_show(job).await?.job.key)),
+            None => Ok(Err(
+                "a push to the default branch that no job took".to_owned()
+            )),
+        },
         Ok(BotEvent::Remark(remark)) => match remark.thread {
             Thread::Issue(issue) => Ok(Ok(JobKey::for_issue(&remark.repo, issue))),
             Thread::ChangeRequest(number) => {

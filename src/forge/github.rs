@@ -1,5 +1,6 @@
 //! GitHub's webhook edge: `X-Hub-Signature-256` verification over the raw body, the delivery id,
-//! and turning labelled issues, comments, reviews and failed checks into [`BotEvent`]s.
+//! and turning labelled issues, comments, reviews, failed checks and pushes to the default
+//! branch into [`BotEvent`]s.
 
 use super::webhook::{
     Fields, Wanted, delivery_id_header, hmac_sha256_matches, parse_object, printable, same_label,
@@ -166,6 +167,16 @@ const CHECK_SUITE_EVENT: Wanted = Wanted {
     ],
     items: None,
 };
+/// What [`parse_push`] reads of a `push` delivery.
+const PUSH_EVENT: Wanted = Wanted {
+    keys: &[
+        ("ref", Wanted::VALUE),
+        ("deleted", Wanted::VALUE),
+        ("after", Wanted::VALUE),
+        ("repository", REPOSITORY),
+    ],
+    items: None,
+};
 /// What [`repo_ref`] reads.
 const REPOSITORY: Wanted = Wanted {
     keys: &[
@@ -296,8 +307,9 @@ pub fn parse_event(
 
 /// Reads one verified delivery: `event_header` is `X-GitHub-Event`. `issues`/`labeled` with the
 /// trigger label (compared case-insensitively) starts a job; comments with the command word,
-/// reviews, review comments and failed checks become [`BotEvent::Remark`]s. Every body must
-/// still be a readable JSON object, so garbage is never silently accepted as "ignored".
+/// reviews, review comments and failed checks become [`BotEvent::Remark`]s; a push to the
+/// default branch is [`BotEvent::BaseMoved`]. Every body must still be a readable JSON object,
+/// so garbage is never silently accepted as "ignored".
 pub fn parse_event_with(
     event_header: &str,
     body: &[u8],
@@ -321,6 +333,7 @@ pub fn parse_event_with(
         "pull_request_review_comment" => parse_review_comment(&fields),
         "check_run" => parse_check_run(&fields),
         "check_suite" => parse_check_suite(&fields),
+        "push" => parse_push(&fields),
         other => Ok(BotEvent::ignored(format!(
             "`{}` events do not start jobs",
             printable(other)
@@ -337,6 +350,7 @@ fn wanted(event: &str) -> &'static Wanted {
         "pull_request_review_comment" => &REVIEW_COMMENT_EVENT,
         "check_run" => &CHECK_RUN_EVENT,
         "check_suite" => &CHECK_SUITE_EVENT,
+        "push" => &PUSH_EVENT,
         _ => &Wanted::VALUE,
     }
 }
@@ -502,6 +516,42 @@ fn parse_check_suite(fields: &Fields<'_>) -> Result<BotEvent, WebhookParseError>
         runs: Vec::new(),
     };
     remark(fields, Thread::ChangeRequest(number), said)
+}
+
+/// A push: the default branch moving, unless the push deletes it. Pushes to other branches
+/// and to tags are ignored, and so is a repository whose default branch the payload omits.
+fn parse_push(fields: &Fields<'_>) -> Result<BotEvent, WebhookParseError> {
+    let pushed = fields.str("ref")?;
+    let Some(default_branch) = fields.optional_str("repository.default_branch")? else {
+        return Ok(BotEvent::ignored(format!(
+            "a push to `{}` in a repository whose default branch is not given",
+            printable(short_ref(pushed))
+        )));
+    };
+    if pushed.strip_prefix("refs/heads/") != Some(default_branch) {
+        return Ok(BotEvent::ignored(format!(
+            "a push to `{}` is not to the default branch `{}`",
+            printable(short_ref(pushed)),
+            printable(default_branch)
+        )));
+    }
+    if fields.optional_bool("deleted")? == Some(true) {
+        return Ok(BotEvent::ignored(format!(
+            "a push deleting the default branch `{}`",
+            printable(default_branch)
+        )));
+    }
+    Ok(BotEvent::BaseMoved {
+        repo: repo_ref(fields)?,
+        branch: default_branch.to_owned(),
+        after: fields.str("after")?.to_owned(),
+    })
+}
+
+/// A branch by its name (`main` for `refs/heads/main`); any other ref whole, so a tag reads as
+/// `refs/tags/v1`.
+fn short_ref(pushed: &str) -> &str {
+    pushed.strip_prefix("refs/heads/").unwrap_or(pushed)
 }
 
 /// `Some(ignored)` when the delivery's `action` is not the one read of this event.

@@ -1,5 +1,6 @@
 //! GitLab's webhook edge: the `X-Gitlab-Token` shared secret, the delivery id, and turning
-//! issue hooks that add the trigger label, comments and failed pipelines into [`BotEvent`]s.
+//! issue hooks that add the trigger label, comments, failed pipelines and pushes to the default
+//! branch into [`BotEvent`]s.
 
 use reqwest::header::HeaderMap;
 use secrecy::SecretString;
@@ -109,6 +110,16 @@ const PIPELINE_HOOK: Wanted = Wanted {
     ],
     items: None,
 };
+/// What [`parse_push_hook`] reads of a push hook. It has no `user` object (only `user_*`
+/// fields), and nothing of the pusher is read.
+const PUSH_HOOK: Wanted = Wanted {
+    keys: &[
+        ("ref", Wanted::VALUE),
+        ("after", Wanted::VALUE),
+        ("project", PROJECT),
+    ],
+    items: None,
+};
 /// What [`repo_ref`] reads.
 const PROJECT: Wanted = Wanted {
     keys: &[
@@ -193,7 +204,8 @@ pub fn parse_event(
 /// Reads one verified delivery: `event_header` is `X-Gitlab-Event`. An issue hook starts a job
 /// only when its `changes.labels` shows the trigger label newly added (case-insensitively);
 /// notes with the command word, diff notes on merge requests and failed merge-request
-/// pipelines become [`BotEvent::Remark`]s. Every body must still be a JSON object.
+/// pipelines become [`BotEvent::Remark`]s; a push to the default branch is
+/// [`BotEvent::BaseMoved`]. Every body must still be a JSON object.
 pub fn parse_event_with(
     event_header: &str,
     body: &[u8],
@@ -211,6 +223,10 @@ pub fn parse_event_with(
         "Issue Hook" | "Confidential Issue Hook" => parse_issue_hook(&fields, triggers.label),
         "Note Hook" | "Confidential Note Hook" => parse_note_hook(&fields, triggers.command),
         "Pipeline Hook" => parse_pipeline_hook(&fields),
+        "Push Hook" => parse_push_hook(&fields),
+        "Tag Push Hook" => Ok(BotEvent::ignored(
+            "a tag push: only a branch push moves the default branch",
+        )),
         other => Ok(BotEvent::ignored(format!(
             "`{}` events do not start jobs",
             printable(other)
@@ -224,6 +240,7 @@ fn wanted(event: &str) -> &'static Wanted {
         "Issue Hook" | "Confidential Issue Hook" => &ISSUE_HOOK,
         "Note Hook" | "Confidential Note Hook" => &NOTE_HOOK,
         "Pipeline Hook" => &PIPELINE_HOOK,
+        "Push Hook" => &PUSH_HOOK,
         _ => &Wanted::VALUE,
     }
 }
@@ -391,6 +408,49 @@ fn parse_pipeline_hook(fields: &Fields<'_>) -> Result<BotEvent, WebhookParseErro
     };
     let thread = Thread::ChangeRequest(fields.u64("merge_request.iid")?);
     remark(fields, thread, said)
+}
+
+/// A branch push: the default branch moving, unless the push deletes it. Pushes to other
+/// branches are ignored, and so is a project whose default branch the payload omits.
+fn parse_push_hook(fields: &Fields<'_>) -> Result<BotEvent, WebhookParseError> {
+    let pushed = fields.str("ref")?;
+    let Some(default_branch) = fields.optional_str("project.default_branch")? else {
+        return Ok(BotEvent::ignored(format!(
+            "a push to `{}` in a project whose default branch is not given",
+            printable(short_ref(pushed))
+        )));
+    };
+    if pushed.strip_prefix("refs/heads/") != Some(default_branch) {
+        return Ok(BotEvent::ignored(format!(
+            "a push to `{}` is not to the default branch `{}`",
+            printable(short_ref(pushed)),
+            printable(default_branch)
+        )));
+    }
+    // `checkout_sha` is null when the push deletes the branch; `after` is always there.
+    let after = fields.str("after")?;
+    if is_blank_sha(after) {
+        return Ok(BotEvent::ignored(format!(
+            "a push deleting the default branch `{}`",
+            printable(default_branch)
+        )));
+    }
+    Ok(BotEvent::BaseMoved {
+        repo: repo_ref(fields)?,
+        branch: default_branch.to_owned(),
+        after: after.to_owned(),
+    })
+}
+
+/// A branch by its name (`main` for `refs/heads/main`); any other ref whole, so a tag reads as
+/// `refs/tags/v1`.
+fn short_ref(pushed: &str) -> &str {
+    pushed.strip_prefix("refs/heads/").unwrap_or(pushed)
+}
+
+/// GitLab's "no commit" sha (`0000…`), the `after` of a push that deletes the branch.
+fn is_blank_sha(sha: &str) -> bool {
+    !sha.is_empty() && sha.bytes().all(|byte| byte == b'0')
 }
 
 /// What was said, by the delivery's user, in the delivery's project.

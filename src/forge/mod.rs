@@ -85,6 +85,15 @@ pub enum BotEvent {
     /// Something said to the bot on an issue or on a change request: a command, a review, a
     /// line comment, failed checks.
     Remark(Remark),
+    /// The repository's default branch moved (a push to it): every open change request of
+    /// autofix's there may need to follow.
+    BaseMoved {
+        repo: RepoRef,
+        /// The default branch's name.
+        branch: String,
+        /// The commit it points to now.
+        after: String,
+    },
     /// A well-formed delivery the bot has nothing to do for, and why.
     Ignored { reason: String },
 }

@@ -10,6 +10,7 @@ mod error;
 mod ids;
 mod isolation;
 mod message;
+mod rebase;
 pub mod remote;
 mod rollback;
 mod slug;
@@ -22,6 +23,7 @@ pub use contents::FileContent;
 pub use error::{DIRTY_PATHS_LISTED, DirtyKind, DirtyPath, GitError, RemoteOperation};
 pub use ids::{CommitSha, Identity};
 pub use message::{CommitKind, CommitMessage, JOB_TRAILER, SUBJECT_PATTERN};
+pub use rebase::Rebased;
 pub use remote::{
     Mirror, MirrorCache, NetworkTimeouts, delete_remote_branch, push_branch, remote_branch_tip,
     set_network_timeouts,

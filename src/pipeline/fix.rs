@@ -191,6 +191,33 @@ impl Failed {
 
 /// Runs the pipeline. `Err` only when not even the artifact folder can be written.
 pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSummary, String> {
+    run(options, llm, Work::Fix).await
+}
+
+/// Validates a change made elsewhere — a change request's commits replayed onto a base that
+/// moved — on the base `options.repo` has checked out: `files` (path → content, `None`: deleted)
+/// are written over it, the checks run and are compared with the base's, and the work tree is
+/// put back. The model is not asked anything. `Err` as for [`fix`].
+pub async fn revalidate(
+    options: &FixOptions,
+    llm: &dyn LlmProvider,
+    files: BTreeMap<String, Option<String>>,
+) -> Result<FixSummary, String> {
+    run(options, llm, Work::Revalidate(files)).await
+}
+
+/// What a run does once preflight has passed.
+enum Work {
+    Fix,
+    Revalidate(BTreeMap<String, Option<String>>),
+}
+
+/// A run's frame: the artifact folder, the run log, preflight, the work, and `RESULT.json`.
+async fn run(
+    options: &FixOptions,
+    llm: &dyn LlmProvider,
+    work: Work,
+) -> Result<FixSummary, String> {
     let workspace = Workspace::open(&options.repo);
     let artifacts = match (&options.artifacts, &workspace) {
         (Some(dir), _) => dir.clone(),
@@ -204,47 +231,22 @@ pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSumma
             .join(run_name(options)),
     };
     let log = RunLog::create(&artifacts, options.redactor.clone())?;
-    let mut summary = FixSummary {
-        committed: false,
-        failure_code: None,
-        failure_stage: None,
-        reason: None,
-        branch: None,
-        commit: None,
-        subject: None,
-        repairs: 0,
-        corrections: 0,
-        reviews: 0,
-        validated: false,
-        input_tokens: 0,
-        output_tokens: 0,
-        plan_steps: Vec::new(),
-        changed_files: Vec::new(),
-        validation: Vec::new(),
-        checks: Vec::new(),
-        flaky: Vec::new(),
-        failure_output_tail: None,
-        networked_commands: Vec::new(),
-        artifacts: artifacts.clone(),
-        proposed: None,
-    };
+    let mut summary = FixSummary::new(artifacts);
     let clock = options.stages.start("preflight");
     let outcome = match finish_stage(clock, preflight(options, workspace, &log)) {
         Err(failed) => Err(failed),
         Ok(ready) => {
-            let mut job = Job {
-                options,
-                llm,
-                ready: &ready,
-                log: &log,
-                summary: &mut summary,
-                started: Instant::now(),
-                round: 0,
-                applied: BTreeMap::new(),
-                setup_outputs: Vec::new(),
-                base_runs: Vec::new(),
-            };
-            job.run().await
+            let mut job = Job::new(options, llm, &ready, &log, &mut summary);
+            match work {
+                Work::Fix => job.run().await,
+                Work::Revalidate(files) => {
+                    let outcome = job.revalidate(files);
+                    if let Err(err) = ready.workspace.rollback(&ready.baseline) {
+                        log.line(&format!("rollback failed: {err}"));
+                    }
+                    outcome
+                }
+            }
         }
     };
     if let Err(failed) = outcome {
@@ -258,6 +260,36 @@ pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSumma
     }
     log.write_json("RESULT.json", &summary)?;
     Ok(summary)
+}
+
+impl FixSummary {
+    /// Nothing done yet, artifacts in `artifacts`.
+    fn new(artifacts: PathBuf) -> FixSummary {
+        FixSummary {
+            committed: false,
+            failure_code: None,
+            failure_stage: None,
+            reason: None,
+            branch: None,
+            commit: None,
+            subject: None,
+            repairs: 0,
+            corrections: 0,
+            reviews: 0,
+            validated: false,
+            input_tokens: 0,
+            output_tokens: 0,
+            plan_steps: Vec::new(),
+            changed_files: Vec::new(),
+            validation: Vec::new(),
+            checks: Vec::new(),
+            flaky: Vec::new(),
+            failure_output_tail: None,
+            networked_commands: Vec::new(),
+            artifacts,
+            proposed: None,
+        }
+    }
 }
 
 fn run_name(options: &FixOptions) -> String {
@@ -406,7 +438,89 @@ struct Job<'a> {
     base_runs: Vec<CheckRun>,
 }
 
+impl<'a> Job<'a> {
+    fn new(
+        options: &'a FixOptions,
+        llm: &'a dyn LlmProvider,
+        ready: &'a Ready,
+        log: &'a RunLog,
+        summary: &'a mut FixSummary,
+    ) -> Job<'a> {
+        Job {
+            options,
+            llm,
+            ready,
+            log,
+            summary,
+            started: Instant::now(),
+            round: 0,
+            applied: BTreeMap::new(),
+            setup_outputs: Vec::new(),
+            base_runs: Vec::new(),
+        }
+    }
+}
+
 impl Job<'_> {
+    /// Setup and the checks on the base, then `files` written over the base and the checks
+    /// run again: an error when the change makes one worse.
+    fn revalidate(&mut self, files: BTreeMap<String, Option<String>>) -> Result<(), Failed> {
+        finish_stage(self.start("setup"), self.setup())?;
+        finish_stage(self.start("base"), self.check_base())?;
+        let clock = self.start("validate");
+        let written = self.write_files(&files);
+        let validated = written.and_then(|()| self.validate());
+        let (judgement, _) = finish_stage(clock, validated)?;
+        if let Some(worse) = judgement.first_worse() {
+            let why = match &worse.verdict {
+                Verdict::Worse { why } => why.clone(),
+                _ => String::new(),
+            };
+            return Err(Failed::new(
+                FailureCode::ValidationFailed,
+                "validate",
+                format!("`{}` fails on the new base: {why}", worse.command.join(" ")),
+            ));
+        }
+        self.summary.validated = !self.ready.validation.is_empty();
+        self.summary.changed_files = files.keys().cloned().collect();
+        Ok(())
+    }
+
+    /// Writes `files` into the work tree as the change to validate.
+    fn write_files(&mut self, files: &BTreeMap<String, Option<String>>) -> Result<(), Failed> {
+        let root = self.ready.root.path();
+        for (path, content) in files {
+            let path = paths::normalise(path).map_err(|err| {
+                Failed::new(
+                    FailureCode::WriteScopeViolation,
+                    "validate",
+                    err.to_string(),
+                )
+            })?;
+            let absolute = root.join(&path);
+            let written = match content {
+                Some(text) => apply::write_atomically(&absolute, text.as_bytes()),
+                None => std::fs::remove_file(&absolute).or_else(|err| {
+                    if err.kind() == std::io::ErrorKind::NotFound {
+                        Ok(())
+                    } else {
+                        Err(err)
+                    }
+                }),
+            };
+            written.map_err(|err| {
+                Failed::new(
+                    FailureCode::Preflight,
+                    "validate",
+                    format!("cannot write `{path}`: {err}"),
+                )
+            })?;
+            self.applied.insert(path, content.clone());
+        }
+        Ok(())
+    }
+
     async fn run(&mut self) -> Result<(), Failed> {
         let repo_files = paths::project_files(self.ready.workspace.root()).map_err(|err| {
             Failed::new(

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 use crate::forge::{
-    BotEvent, DeliveryId, ForgeKind, IssueNumber, Remark, Thread, Triggers, github, gitlab,
+    BotEvent, DeliveryId, ForgeKind, IssueNumber, Remark, RepoRef, Thread, Triggers, github, gitlab,
 };
 use crate::store::{Delivery, EnqueueOutcome, JobKey, Store, StoreError};
 
@@ -215,6 +215,9 @@ async fn accept(
     let key = match event {
         BotEvent::Ignored { reason } => return ignore(state, forge, &reason),
         BotEvent::IssueLabeled { repo, issue, .. } => JobKey::for_issue(&repo, issue),
+        BotEvent::BaseMoved { repo, .. } => {
+            return fan_out(state, forge, &delivery_id, event_name, body, &repo).await;
+        }
         BotEvent::Remark(remark) => match remark_key(state, &remark).await {
             Ok(Some(key)) => key,
             Ok(None) => {
@@ -268,6 +271,75 @@ async fn accept(
         }
         Err(error) => unavailable(state, forge, &DeliveryId(delivery_id.to_owned()), &error),
     }
+}
+
+/// A push to the default branch concerns every open change request of autofix's in the
+/// repository: one delivery per change request (`<delivery>:<number>`, so a redelivery is still
+/// a duplicate), each joining or starting the job of its issue.
+async fn fan_out(
+    state: &ServerState,
+    forge: ForgeKind,
+    delivery_id: &DeliveryId,
+    event_name: &str,
+    body: Bytes,
+    repo: &RepoRef,
+) -> Response {
+    let any = JobKey::for_issue(repo, IssueNumber(0));
+    let records = match state
+        .store
+        .open_change_requests(&any.forge, &any.repo)
+        .await
+    {
+        Ok(records) => records,
+        Err(error) => return unavailable(state, forge, delivery_id, &error),
+    };
+    if records.is_empty() {
+        return ignore(
+            state,
+            forge,
+            "a push to the default branch of a repository with no open change request of autofix's",
+        );
+    }
+    let received_at = Utc::now();
+    let mut jobs = Vec::new();
+    let mut duplicate = true;
+    for record in &records {
+        let delivery = Delivery {
+            id: format!("{}:{}", delivery_id.as_str(), record.number),
+            forge: any.forge.clone(),
+            event: event_name.to_owned(),
+            received_at,
+            payload: body.to_vec(),
+        };
+        match state
+            .store
+            .record_delivery_and_enqueue(&delivery, &record.key, received_at)
+            .await
+        {
+            Ok(EnqueueOutcome::NewJob(job)) => {
+                state.metrics.job_enqueued();
+                state.job_queued.notify_one();
+                duplicate = false;
+                jobs.push(job);
+            }
+            Ok(EnqueueOutcome::ActiveJobExists(job)) => {
+                duplicate = false;
+                jobs.push(job);
+            }
+            Ok(EnqueueOutcome::DuplicateDelivery) => {}
+            Err(error) => return unavailable(state, forge, delivery_id, &error),
+        }
+    }
+    if duplicate {
+        state.metrics.outcome(forge, Outcome::Duplicate);
+        return reply(StatusCode::OK, json!({"status": "duplicate"}));
+    }
+    state.metrics.outcome(forge, Outcome::Accepted);
+    tracing::info!(delivery = %delivery_id.as_str(), ?jobs, "the default branch moved; change requests follow");
+    reply(
+        StatusCode::ACCEPTED,
+        json!({"status": "queued", "jobs": jobs}),
+    )
 }
 
 /// The job key of the issue a remark is about: its own issue, or the issue of the change

@@ -723,7 +723,8 @@ macro_rules! dialect {
                 sqlx::query(
                     "INSERT INTO change_requests (forge, repo, number, issue_number, branch, url, job_id, created_at) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-                     ON CONFLICT (forge, repo, number) DO UPDATE SET issue_number = $4, branch = $5, url = $6, job_id = $7",
+                     ON CONFLICT (forge, repo, number) DO UPDATE SET issue_number = $4, branch = $5, url = $6, job_id = $7, \
+                     state = 'open'",
                 )
                 .bind(&record.key.forge)
                 .bind(&record.key.repo)
@@ -771,6 +772,48 @@ macro_rules! dialect {
                     })
                 })
                 .transpose()
+            }
+
+            /// The open change requests autofix opened in `forge`/`repo`, by number.
+            pub(in crate::store) async fn open_change_requests(
+                pool: &Pool<Db>,
+                forge: &str,
+                repo: &str,
+            ) -> Result<Vec<ChangeRequestRecord>, StoreError> {
+                let numbers: Vec<(i64,)> = sqlx::query_as(
+                    "SELECT number FROM change_requests WHERE forge = $1 AND repo = $2 AND state = 'open' \
+                     ORDER BY number",
+                )
+                .bind(forge)
+                .bind(repo)
+                .fetch_all(pool)
+                .await
+                .map_err(db("could not list the open change requests"))?;
+                let mut records = Vec::with_capacity(numbers.len());
+                for (number,) in numbers {
+                    let number = issue_number(number)?;
+                    if let Some(record) = change_request(pool, forge, repo, number, false).await? {
+                        records.push(record);
+                    }
+                }
+                Ok(records)
+            }
+
+            /// Marks a change request closed (or merged): moves of the base no longer concern it.
+            pub(in crate::store) async fn close_change_request(
+                pool: &Pool<Db>,
+                record: &ChangeRequestRecord,
+            ) -> Result<(), StoreError> {
+                sqlx::query(
+                    "UPDATE change_requests SET state = 'closed' WHERE forge = $1 AND repo = $2 AND number = $3",
+                )
+                .bind(&record.key.forge)
+                .bind(&record.key.repo)
+                .bind(i64::try_from(record.number).unwrap_or(i64::MAX))
+                .execute(pool)
+                .await
+                .map_err(db("could not mark the change request closed"))?;
+                Ok(())
             }
 
             /// Notes that the failed checks of `head` were dealt with, counting a pushed repair.

@@ -601,6 +601,35 @@ impl Store {
         }
     }
 
+    /// Every change request autofix opened in `forge`/`repo` that no job has found closed.
+    pub async fn open_change_requests(
+        &self,
+        forge: &str,
+        repo: &str,
+    ) -> Result<Vec<ChangeRequestRecord>, StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::open_change_requests(pool, forge, repo).await
+            }
+            Store::Postgres(pool) => {
+                dialect::postgres::open_change_requests(pool, forge, repo).await
+            }
+        }
+    }
+
+    /// Marks a change request closed or merged, so a moved base no longer starts work for it.
+    pub async fn close_change_request(
+        &self,
+        record: &ChangeRequestRecord,
+    ) -> Result<(), StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::close_change_request(pool, record).await
+            }
+            Store::Postgres(pool) => dialect::postgres::close_change_request(pool, record).await,
+        }
+    }
+
     /// The change request autofix opened as `number` in `forge`/`repo`, if it did.
     pub async fn change_request(
         &self,

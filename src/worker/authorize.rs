@@ -17,14 +17,19 @@ pub enum Verdict {
 
 /// Runs the checks in the order that costs the fewest API calls for the common refusals. A
 /// `retry` goes ahead although autofix's change request for the issue is open: it updates it.
+/// `following` work (the change made again on a moved base) acts for the maintainer who asked
+/// for the change request, so the actor, the bot itself, is not checked.
 pub async fn check(
     forge: &dyn Forge,
     repo: &RepoRef,
     issue: IssueNumber,
-    actor: &ForgeUser,
-    bot: &ForgeUser,
+    (actor, bot): (&ForgeUser, &ForgeUser),
     retry: bool,
+    following: bool,
 ) -> Result<Verdict, ForgeError> {
+    if following {
+        return issue_state(forge, repo, issue, true).await;
+    }
     // By login: a GitHub App's bot id is not the App id the API reports, while logins are unique.
     if actor.login.eq_ignore_ascii_case(&bot.login) {
         return Ok(Verdict::Ignore(format!(
@@ -44,6 +49,16 @@ pub async fn check(
             permission: permission.as_str().to_owned(),
         }));
     }
+    issue_state(forge, repo, issue, retry).await
+}
+
+/// The issue's own state: open, not locked, and (unless `retry`) without an open change request.
+async fn issue_state(
+    forge: &dyn Forge,
+    repo: &RepoRef,
+    issue: IssueNumber,
+    retry: bool,
+) -> Result<Verdict, ForgeError> {
     let info = forge.issue(repo, issue).await?;
     if !info.open {
         return Ok(Verdict::Refuse(Refusal::Closed));

@@ -89,6 +89,33 @@ pub fn ci_repairs_stopped(max: u32, word: &str) -> String {
     )
 }
 
+/// The base moved, the change request no longer merges, and a person's commits are on it.
+pub fn cannot_rebase(branch: &str, short: &str, theirs: usize, word: &str) -> String {
+    format!(
+        "`{branch}` moved to {short} and this change request no longer merges cleanly. autofix \
+         does not rebase it because {theirs} of its commits are a person's: please rebase it by \
+         hand (or say `/{word} retry` to have the change made again from `{branch}`)."
+    )
+}
+
+/// The change request's commits replayed onto the moved base and validated again.
+pub fn rebased(branch: &str, short: &str, commits: usize, validation: &str) -> String {
+    format!(
+        "`{branch}` moved to {short} and this change request no longer merged cleanly, so \
+         autofix replayed its {commits} commit(s) onto it and validated them again: \
+         {validation}."
+    )
+}
+
+/// The change made again on the moved base, its commits having conflicted or failed there.
+pub fn redone(branch: &str) -> String {
+    format!(
+        "`{branch}` moved and this change request's commits no longer applied or passed on it, \
+         so autofix made the change again on the new `{branch}` and replaced the branch; see \
+         the issue's status comment for the checks."
+    )
+}
+
 /// What a revision did: the commit, the files, the validation, and what it answered.
 pub struct Revised<'a> {
     pub commit: &'a str,

@@ -628,6 +628,23 @@ impl BotTester {
         }
     }
 
+    /// The forge says `path`'s default branch moved to `after` (pushed by `pusher`).
+    pub async fn pushed_to_default_branch(&self, path: &str, after: &str, pusher: &Actor) -> Sent {
+        let url = self.git.url(path);
+        let place = self.place(path, &url);
+        let (delivery, _) = self.next_delivery();
+        match &self.forge {
+            FakeForge::GitHub(_) => {
+                let payload = deliveries::github_push(&place, after, pusher);
+                self.deliver_event("push", &delivery, payload).await
+            }
+            FakeForge::GitLab(_) => {
+                let payload = deliveries::gitlab_push(&place, after, pusher);
+                self.deliver_event("Push Hook", &delivery, payload).await
+            }
+        }
+    }
+
     /// The comments on a pull/merge request, as bodies, oldest first.
     pub fn change_request_comments(&self, path: &str, number: u64) -> Vec<String> {
         match &self.forge {

@@ -297,3 +297,27 @@ pub fn gitlab_pipeline_failed(
     payload["merge_request"]["source_branch"] = json!(checks.head_branch);
     serde_json::to_vec(&payload).expect("the payload serialises")
 }
+
+/// GitHub's recorded `push` to the default branch of `place`, now at `after`.
+pub fn github_push(place: &Place<'_>, after: &str, pusher: &Actor) -> Vec<u8> {
+    let mut payload = recorded("github/push/payload.json");
+    github_repository(&mut payload, place, pusher);
+    payload["ref"] = json!(format!("refs/heads/{}", place.default_branch));
+    payload["after"] = json!(after);
+    payload["deleted"] = json!(false);
+    serde_json::to_vec(&payload).expect("the payload serialises")
+}
+
+/// GitLab's recorded `Push Hook` to the default branch of `place`, now at `after`.
+pub fn gitlab_push(place: &Place<'_>, after: &str, pusher: &Actor) -> Vec<u8> {
+    let mut payload = recorded("gitlab/push_hook.json");
+    payload["project"]["path_with_namespace"] = json!(place.owner_path);
+    payload["project"]["git_http_url"] = json!(place.clone_url);
+    payload["project"]["default_branch"] = json!(place.default_branch);
+    payload["ref"] = json!(format!("refs/heads/{}", place.default_branch));
+    payload["after"] = json!(after);
+    payload["checkout_sha"] = json!(after);
+    payload["user_username"] = json!(pusher.login);
+    payload["user_id"] = json!(pusher.id);
+    serde_json::to_vec(&payload).expect("the payload serialises")
+}

@@ -35,6 +35,9 @@ pub(super) struct Checkpoint {
     /// A maintainer's `retry`: the open change request is updated, not refused.
     #[serde(default)]
     pub(super) retry: bool,
+    /// The change is made again on a moved base, for the change request's own requester.
+    #[serde(default)]
+    pub(super) following: bool,
     /// The change request a revision works on, as it was when the revision started.
     #[serde(default)]
     pub(super) revision: Option<RevisionTarget>,

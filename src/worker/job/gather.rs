@@ -12,8 +12,10 @@ use super::{JobRun, Request};
 pub(super) enum Work {
     /// A labelled issue (or `retry`): triage, plan, edit, validate, push, open.
     Fix(Request),
-    /// Remarks on the issue or on its change request, oldest first, each with its delivery id.
+    /// Remarks on the issue or on its change request, oldest first.
     Talk(Talk),
+    /// The default branch moved: the issue's change request follows it.
+    Follow(RepoRef),
 }
 
 /// Remarks to answer, all about one issue of one repository.
@@ -27,6 +29,7 @@ impl Work {
         match self {
             Work::Fix(request) => &request.repo,
             Work::Talk(talk) => &talk.repo,
+            Work::Follow(repo) => repo,
         }
     }
 }
@@ -47,7 +50,9 @@ impl JobRun {
         let first_run = self.checkpoint.seen.is_empty();
         let origin_event = self.parse(&origin)?;
         let talking = matches!(origin_event, BotEvent::Remark(_));
+        let following = matches!(origin_event, BotEvent::BaseMoved { .. });
         let mut labelled = None;
+        let mut moved = None;
         let mut remarks = Vec::new();
         let mut seen = Vec::new();
         for delivery in &deliveries {
@@ -73,6 +78,11 @@ impl JobRun {
                     remarks.push(remark);
                     seen.push(delivery.id.clone());
                 }
+                // Pushes that came together are followed once, to the newest base.
+                BotEvent::BaseMoved { repo, .. } if following => {
+                    moved = Some(repo);
+                    seen.push(delivery.id.clone());
+                }
                 _ => {}
             }
         }
@@ -86,6 +96,9 @@ impl JobRun {
         }
         if let Some(request) = labelled {
             return Ok(Work::Fix(request));
+        }
+        if let Some(repo) = moved {
+            return Ok(Work::Follow(repo));
         }
         match remarks.first() {
             Some(first) => Ok(Work::Talk(Talk {

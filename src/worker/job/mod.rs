@@ -18,6 +18,7 @@ mod checkpoint;
 mod ci;
 mod converse;
 mod deliver;
+mod follow;
 mod gather;
 mod prepare;
 mod report;
@@ -125,7 +126,61 @@ impl JobRun {
                 self.ended(forge.as_ref(), &request, outcome).await
             }
             Work::Talk(talk) => self.talk(forge.as_ref(), talk).await,
+            Work::Follow(repo) => self.follow(forge.as_ref(), repo).await,
         }
+    }
+
+    /// Follows a moved default branch; when the change must be made again, the fix stages run
+    /// for the issue (on the change request's branch) and the change request is told.
+    async fn follow(&mut self, forge: &dyn Forge, repo: RepoRef) -> JobEnd {
+        let bot = match self.ctx.bot_user(forge).await {
+            Ok(bot) => bot,
+            Err(error) => return self.stopped_before_forge(forge_stop("rebase")(error)),
+        };
+        let request = Request {
+            repo,
+            issue: IssueNumber(self.job.key.issue_number),
+            actor: bot,
+        };
+        if !self.checkpoint.following {
+            match self.follow_base(forge, &request).await {
+                Ok(follow::Followed::Done(finish)) => return JobEnd::Finished(finish),
+                Ok(follow::Followed::Redo) => {}
+                Err(stop) => return self.stopped_before_forge(stop),
+            }
+            self.checkpoint.following = true;
+            self.checkpoint.retry = true;
+            if let Err(stop) = self
+                .save("rebase", "making the change again on the new base")
+                .await
+            {
+                return self.stopped_before_forge(stop);
+            }
+        }
+        let outcome = self.stages(forge, &request).await;
+        let succeeded = outcome.is_ok();
+        let end = self.ended(forge, &request, outcome).await;
+        if succeeded && let Err(stop) = self.say_redone(forge, &request).await {
+            return self.stopped_before_forge(stop);
+        }
+        end
+    }
+
+    /// Tells the change request it was made again on the moved base.
+    async fn say_redone(&mut self, forge: &dyn Forge, request: &Request) -> Result<(), Stop> {
+        let Some(record) = self
+            .ctx
+            .store
+            .change_request_for_issue(&self.job.key)
+            .await?
+        else {
+            return Ok(());
+        };
+        let branch = self.checkpoint.default_branch.clone().unwrap_or_default();
+        let text = crate::worker::replies::redone(&branch);
+        let thread = crate::forge::Thread::ChangeRequest(record.number);
+        self.reply_on(forge, &request.repo, thread, "redone", &text)
+            .await
     }
 
     /// How a fix (or a retry, or a revision) that ran its stages ended.

@@ -30,9 +30,9 @@ impl JobRun {
             forge,
             &request.repo,
             request.issue,
-            &request.actor,
-            &bot,
+            (&request.actor, &bot),
             retry,
+            self.checkpoint.following,
         )
         .await
         .map_err(forge_stop(stage))?;

@@ -1,0 +1,234 @@
+//! A default branch that moved: autofix's change request is left alone while it still merges
+//! cleanly; otherwise its own commits are replayed onto the new base and validated again, or,
+//! when they conflict or fail there, the change is made again on the new base.
+
+use std::collections::BTreeMap;
+
+use crate::failure::FailureCode;
+use crate::forge::{Forge, Thread};
+use crate::git::{BranchName, CommitSha, GitError, Rebased, Workspace};
+use crate::pipeline::fix::{self, Approval};
+use crate::store::{ChangeRequestRecord, Finish};
+use crate::worker::replies;
+
+use super::prepare::{mirror_key, validation_detail};
+use super::stop::{Stop, failed_io, forge_stop, git_stop};
+use super::{JobRun, Request, remove_dir_if_present};
+
+/// What following the base came to.
+pub(super) enum Followed {
+    Done(Finish),
+    /// Replaying the commits did not work: make the change again on the new base.
+    Redo,
+}
+
+impl JobRun {
+    /// Brings autofix's change request for the issue onto the moved default branch.
+    pub(super) async fn follow_base(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+    ) -> Result<Followed, Stop> {
+        let stage = "rebase";
+        let Some(record) = self
+            .ctx
+            .store
+            .change_request_for_issue(&self.job.key)
+            .await?
+        else {
+            return Ok(Followed::Done(Finish::Succeeded));
+        };
+        let open = forge
+            .open_change_requests(&request.repo)
+            .await
+            .map_err(forge_stop(stage))?
+            .into_iter()
+            .any(|change| change.number == record.number);
+        if !open {
+            self.ctx.store.close_change_request(&record).await?;
+            self.event(
+                stage,
+                "the change request is closed; the moved base does not concern it",
+            )
+            .await?;
+            return Ok(Followed::Done(Finish::Succeeded));
+        }
+        let credentials = forge
+            .git_credentials(&request.repo)
+            .await
+            .map_err(forge_stop(stage))?;
+        self.redactor.register(&credentials.token);
+        let default_branch = match &request.repo.default_branch {
+            Some(branch) => branch.clone(),
+            None => forge
+                .default_branch(&request.repo)
+                .await
+                .map_err(forge_stop(stage))?,
+        };
+        let mirror = self
+            .ctx
+            .mirrors
+            .sync(
+                &mirror_key(&request.repo),
+                &request.repo.clone_url,
+                &credentials,
+            )
+            .map_err(git_stop(stage))?;
+        let Some(head) = mirror.branch_tip(&record.branch).map_err(git_stop(stage))? else {
+            return Ok(Followed::Done(Finish::Succeeded));
+        };
+        let worktree = self.job_dir().join("worktree");
+        remove_dir_if_present(&worktree).map_err(|reason| failed_io(stage, reason))?;
+        let workspace = mirror
+            .worktree(&worktree, &default_branch)
+            .map_err(git_stop(stage))?;
+        let base = workspace.head_commit().map_err(git_stop(stage))?;
+        if workspace
+            .merges_cleanly(&head, &base)
+            .map_err(git_stop(stage))?
+        {
+            self.event(
+                stage,
+                &format!("{} still merges cleanly into {base}", record.branch),
+            )
+            .await?;
+            return Ok(Followed::Done(Finish::Succeeded));
+        }
+        let commits = workspace
+            .commits_since(&head, &base)
+            .map_err(git_stop(stage))?;
+        let theirs = commits.iter().filter(|(_, ours)| !ours).count();
+        let thread = Thread::ChangeRequest(record.number);
+        let short: String = base.as_str().chars().take(7).collect();
+        if theirs > 0 {
+            let word = &self.ctx.settings.command_word;
+            let text = replies::cannot_rebase(&default_branch, &short, theirs, word);
+            self.reply_on(
+                forge,
+                &request.repo,
+                thread,
+                &format!("base-{short}"),
+                &text,
+            )
+            .await?;
+            return Ok(Followed::Done(Finish::Failed {
+                code: FailureCode::GitConflict.to_string(),
+                error: format!(
+                    "the base moved and {theirs} commit(s) on the branch are a person's"
+                ),
+            }));
+        }
+        let shas: Vec<CommitSha> = commits.into_iter().map(|(sha, _)| sha).collect();
+        let rebased = workspace
+            .replay_onto(&shas, &base, &self.ctx.identity)
+            .map_err(git_stop(stage))?;
+        let Rebased::Onto { tip, commits } = rebased else {
+            self.event(
+                stage,
+                "the commits conflict with the new base; making the change again",
+            )
+            .await?;
+            return Ok(Followed::Redo);
+        };
+        let detail = match self.revalidate(request, &workspace, &base, &tip).await? {
+            Some(detail) => detail,
+            None => return Ok(Followed::Redo),
+        };
+        self.push_rebased(request, &credentials, &workspace, &record, (&head, &tip))
+            .await?;
+        let text = replies::rebased(&default_branch, &short, commits, &detail);
+        self.reply_on(
+            forge,
+            &request.repo,
+            thread,
+            &format!("base-{short}"),
+            &text,
+        )
+        .await?;
+        Ok(Followed::Done(Finish::Succeeded))
+    }
+
+    /// The replayed change validated on the new base: how it went, or `None` when it fails there.
+    async fn revalidate(
+        &mut self,
+        request: &Request,
+        workspace: &Workspace,
+        base: &CommitSha,
+        tip: &CommitSha,
+    ) -> Result<Option<String>, Stop> {
+        let stage = "rebase";
+        let mut files = BTreeMap::new();
+        for path in workspace
+            .paths_changed_between(base, tip)
+            .map_err(git_stop(stage))?
+        {
+            let content = workspace.file_at(tip, &path).map_err(git_stop(stage))?;
+            let content = match content {
+                Some(bytes) => match String::from_utf8(bytes) {
+                    Ok(text) => Some(text),
+                    // A binary file cannot be written back as the pipeline writes files.
+                    Err(_) => return Ok(None),
+                },
+                None => None,
+            };
+            files.insert(path, content);
+        }
+        let issue = match self.checkpoint.issue.clone() {
+            Some(issue) => issue,
+            None => crate::pipeline::issue::Issue {
+                number: Some(request.issue.0),
+                title: format!(
+                    "keep the change for issue {} on the moved base",
+                    request.issue
+                ),
+                body: String::new(),
+                labels: Vec::new(),
+            },
+        };
+        let options = self.fix_options(request, workspace, issue, None, Approval::NotAsked);
+        let summary = fix::revalidate(&options, self.ctx.llm.as_ref(), files)
+            .await
+            .map_err(|reason| failed_io(stage, reason))?;
+        if summary.failure_code.is_some() {
+            let reason = summary.reason.clone().unwrap_or_default();
+            self.event(
+                stage,
+                &format!("the replayed change fails on the new base: {reason}"),
+            )
+            .await?;
+            return Ok(None);
+        }
+        Ok(Some(validation_detail(&summary)))
+    }
+
+    /// Replaces the branch (all autofix's commits) with the replayed ones, if it is still at
+    /// `head`.
+    async fn push_rebased(
+        &mut self,
+        request: &Request,
+        credentials: &crate::forge::GitCredentials,
+        workspace: &Workspace,
+        record: &ChangeRequestRecord,
+        (head, tip): (&CommitSha, &CommitSha),
+    ) -> Result<(), Stop> {
+        let branch = BranchName::new(&record.branch).map_err(git_stop("push"))?;
+        let pushed = crate::git::push_branch(
+            workspace,
+            &request.repo.clone_url,
+            &branch,
+            tip,
+            Some(head.clone()),
+            credentials,
+        );
+        match pushed {
+            Ok(pushed) => {
+                self.save("push", &format!("pushed the rebased {pushed} to {branch}"))
+                    .await
+            }
+            Err(GitError::RemoteBranchMoved { .. }) => Err(Stop::Retry(
+                "the branch moved while it was rebased; following the base again".into(),
+            )),
+            Err(error) => Err(git_stop("push")(error)),
+        }
+    }
+}
