@@ -787,6 +787,131 @@ async fn a_failed_job_whose_report_was_not_posted_is_claimed_again_only_for_the_
     assert_eq!(next.id, newer, "only the new job is left to run");
 }
 
+async fn a_delivery_that_joins_a_running_job_goes_to_a_follow_up_when_it_finishes(t: Harness) {
+    let job = enqueue(&t.store, "label", 7).await;
+    let claimed = t.store.claim("w1", LEASE, t0()).await.unwrap().unwrap();
+    assert_eq!(claimed.id, job);
+    let joined = t
+        .store
+        .record_delivery_and_enqueue(&labelled("comment"), &issue(7), after(1))
+        .await
+        .unwrap();
+    assert_eq!(joined, EnqueueOutcome::ActiveJobExists(job));
+
+    let next = t
+        .store
+        .finish_and_follow_up(
+            job,
+            "w1",
+            &Finish::Succeeded,
+            &["label".to_owned()],
+            after(2),
+        )
+        .await
+        .unwrap()
+        .expect("a follow-up job");
+
+    assert_ne!(next, job);
+    let delivered: Vec<String> = t
+        .store
+        .job_deliveries(next)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|delivery| delivery.id)
+        .collect();
+    assert_eq!(delivered, ["comment"]);
+    assert_eq!(
+        t.store.job_delivery(next).await.unwrap().unwrap().id,
+        "comment"
+    );
+    let again = t.store.claim("w2", LEASE, after(3)).await.unwrap().unwrap();
+    assert_eq!((again.id, again.key), (next, issue(7)));
+    let none = t
+        .store
+        .finish_and_follow_up(
+            next,
+            "w2",
+            &Finish::Succeeded,
+            &["comment".to_owned()],
+            after(4),
+        )
+        .await
+        .unwrap();
+    assert_eq!(none, None, "nothing unhandled, no follow-up");
+}
+
+async fn change_requests_are_found_by_number_and_by_issue_and_closed(t: Harness) {
+    use autofix::store::ChangeRequestRecord;
+    let record = ChangeRequestRecord {
+        key: issue(7),
+        number: 12,
+        branch: "fix/7-clamp".into(),
+        url: "https://github.com/acme/widgets/pull/12".into(),
+        job: 1,
+        ci_repairs: 0,
+        ci_head: None,
+    };
+    t.store.record_change_request(&record, t0()).await.unwrap();
+    let found = t
+        .store
+        .change_request("github", "acme/widgets", 12)
+        .await
+        .unwrap();
+    assert_eq!(found.as_ref(), Some(&record));
+    assert_eq!(
+        t.store.change_request_for_issue(&issue(7)).await.unwrap(),
+        Some(record.clone())
+    );
+    assert_eq!(
+        t.store
+            .change_request("github", "acme/widgets", 7)
+            .await
+            .unwrap(),
+        None
+    );
+
+    t.store.record_ci(&record, "abc123", true).await.unwrap();
+    let counted = t
+        .store
+        .change_request_for_issue(&issue(7))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (counted.ci_repairs, counted.ci_head.as_deref()),
+        (1, Some("abc123"))
+    );
+
+    assert_eq!(
+        t.store
+            .open_change_requests("github", "acme/widgets")
+            .await
+            .unwrap(),
+        std::slice::from_ref(&counted)
+    );
+    t.store.close_change_request(&record).await.unwrap();
+    assert!(
+        t.store
+            .open_change_requests("github", "acme/widgets")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Opened (adopted) again by a later job: open again, its repairs still counted.
+    t.store
+        .record_change_request(&record, after(5))
+        .await
+        .unwrap();
+    assert_eq!(
+        t.store
+            .open_change_requests("github", "acme/widgets")
+            .await
+            .unwrap(),
+        [counted]
+    );
+}
+
 /// Runs each story once per backend, in `on_sqlite::` and `on_postgres::`.
 macro_rules! stories {
     ($($story:ident),* $(,)?) => {
@@ -829,6 +954,8 @@ stories!(
     a_burst_of_deliveries_for_distinct_issues_makes_one_job_each,
     the_same_delivery_arriving_several_times_at_once_is_recorded_once,
     a_failed_job_whose_report_was_not_posted_is_claimed_again_only_for_the_report,
+    a_delivery_that_joins_a_running_job_goes_to_a_follow_up_when_it_finishes,
+    change_requests_are_found_by_number_and_by_issue_and_closed,
 );
 
 /// Adds a trigger to the SQLite file that makes appending the event of issue 13's job fail,

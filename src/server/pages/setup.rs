@@ -83,7 +83,8 @@ pub(super) async fn page(State(state): State<Shared>, headers: HeaderMap) -> Res
          <code>AUTOFIX__GITLAB__TOKEN_FILE</code>).</li>\
          <li>Choose a long random secret token and give it as <code>AUTOFIX__GITLAB__WEBHOOK_SECRET</code>.</li>\
          <li>In the project, Settings → Webhooks: URL <code>{hook}</code>, the same secret token, \
-         trigger <em>Issues events</em>.</li>\
+         triggers <em>Issues events</em>, <em>Comments</em>, <em>Pipeline events</em> and \
+         <em>Push events</em>.</li>\
          <li>For a self-managed GitLab, set <code>AUTOFIX__GITLAB__API_URL</code> to \
          <code>https://HOST/api/v4</code>. Restart autofix.</li></ol></section>",
         hook = escape(&format!("{public_url}/webhooks/gitlab")),
@@ -130,9 +131,20 @@ pub fn manifest(public_url: &str) -> Value {
             "issues": "write",
             "pull_requests": "write",
             "contents": "write",
-            "metadata": "read"
+            "metadata": "read",
+            "checks": "read",
+            "actions": "read"
         },
-        "default_events": ["issues"]
+        // Labels; comments, reviews and line comments; failed checks; pushes to the default branch.
+        "default_events": [
+            "issues",
+            "issue_comment",
+            "pull_request_review",
+            "pull_request_review_comment",
+            "check_run",
+            "check_suite",
+            "push"
+        ]
     })
 }
 
@@ -347,10 +359,22 @@ mod tests {
             manifest["redirect_url"],
             "https://bot.example.com/setup/github/callback"
         );
-        assert_eq!(manifest["default_events"], json!(["issues"]));
+        assert_eq!(
+            manifest["default_events"],
+            json!([
+                "issues",
+                "issue_comment",
+                "pull_request_review",
+                "pull_request_review_comment",
+                "check_run",
+                "check_suite",
+                "push"
+            ])
+        );
         assert_eq!(
             manifest["default_permissions"],
-            json!({"issues": "write", "pull_requests": "write", "contents": "write", "metadata": "read"})
+            json!({"issues": "write", "pull_requests": "write", "contents": "write",
+                   "metadata": "read", "checks": "read", "actions": "read"})
         );
         assert_eq!(manifest["public"], false);
     }
