@@ -78,6 +78,7 @@ fn main() {
             gitlab_secrets: vec![],
             trigger_label: TRIGGER.to_owned(),
             command_word: "autofix".to_owned(),
+            remark_wait: Duration::ZERO,
             body_limit: 5 * 1024 * 1024,
             read_timeout: Duration::from_secs(10),
             metrics: Arc::new(Metrics::default()),

@@ -46,6 +46,14 @@ impl Ingress {
     }
 
     async fn start_with(trigger_label: &str, read_timeout: Duration) -> Ingress {
+        Self::start_waiting(trigger_label, read_timeout, Duration::ZERO).await
+    }
+
+    async fn start_waiting(
+        trigger_label: &str,
+        read_timeout: Duration,
+        remark_wait: Duration,
+    ) -> Ingress {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open_sqlite(&dir.path().join("autofix.db"))
             .await
@@ -59,6 +67,7 @@ impl Ingress {
             gitlab_secrets: vec![SecretString::from(GITLAB_TOKEN)],
             trigger_label: trigger_label.to_owned(),
             command_word: "autofix".to_owned(),
+            remark_wait,
             body_limit: BODY_LIMIT,
             read_timeout,
             metrics: Arc::new(Metrics::default()),
@@ -519,6 +528,7 @@ async fn the_server_stops_when_told_to_shut_down() {
         gitlab_secrets: vec![],
         trigger_label: GITHUB_TRIGGER.to_owned(),
         command_word: "autofix".to_owned(),
+        remark_wait: Duration::ZERO,
         body_limit: BODY_LIMIT,
         read_timeout: Duration::from_secs(5),
         metrics: Arc::new(Metrics::default()),
@@ -574,4 +584,93 @@ async fn deliveries_arriving_together_for_distinct_issues_are_each_queued_once()
         .count();
     assert_eq!((queued, duplicates), (40, 10), "{answers:?}");
     assert_eq!(ingress.job_count().await, 40);
+}
+
+/// GitHub's recorded `issue_comment` saying `body`.
+fn comment_saying(body: &str) -> Vec<u8> {
+    let mut payload: Value =
+        serde_json::from_slice(&fixture("github/issue_comment/created.payload.json")).unwrap();
+    payload["comment"]["body"] = json!(body);
+    serde_json::to_vec(&payload).unwrap()
+}
+
+#[tokio::test]
+async fn a_command_waits_for_the_remarks_said_with_it_before_its_job_may_run() {
+    let ingress = Ingress::start_waiting(
+        GITHUB_TRIGGER,
+        Duration::from_secs(5),
+        Duration::from_secs(3),
+    )
+    .await;
+
+    let (status, first) = ingress
+        .signed_github("issue_comment", "c-1", &comment_saying("/autofix status"))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{first}");
+    let (status, second) = ingress
+        .signed_github(
+            "issue_comment",
+            "c-2",
+            &comment_saying("/autofix tidy the names too"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{second}");
+    assert_eq!(
+        second["status"], "already_queued",
+        "the second remark joins the first's job"
+    );
+    assert_eq!(second["job"], first["job"]);
+
+    let jobs = ingress.store.jobs_list(10).await.unwrap();
+    assert_eq!(jobs.len(), 1);
+    let waits = jobs[0].run_after - jobs[0].created_at;
+    assert_eq!(waits.num_seconds(), 3, "{jobs:#?}");
+    let now = jobs[0].created_at;
+    let lease = Duration::from_secs(60);
+    assert!(
+        ingress
+            .store
+            .claim("w", lease, now)
+            .await
+            .unwrap()
+            .is_none(),
+        "not yet"
+    );
+    let later = jobs[0].run_after;
+    assert_eq!(
+        ingress
+            .store
+            .claim("w", lease, later)
+            .await
+            .unwrap()
+            .unwrap()
+            .id,
+        jobs[0].id
+    );
+    assert_eq!(
+        ingress
+            .store
+            .job_deliveries(jobs[0].id)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn a_comment_without_the_command_word_queues_nothing() {
+    let ingress = Ingress::start(GITHUB_TRIGGER).await;
+
+    let (status, answer) = ingress
+        .signed_github(
+            "issue_comment",
+            "c-1",
+            &comment_saying("thanks, looks good"),
+        )
+        .await;
+
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(answer["status"], "ignored", "{answer}");
+    assert!(ingress.store.jobs_list(10).await.unwrap().is_empty());
 }

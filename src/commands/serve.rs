@@ -141,6 +141,7 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         gitlab_secrets: config.gitlab.all_webhook_secrets(),
         trigger_label: config.bot.trigger_label.clone(),
         command_word: config.bot.command_word.clone(),
+        remark_wait: Duration::from_millis(config.bot.remark_wait_ms),
         body_limit: config.server.body_limit_bytes,
         read_timeout: Duration::from_secs(config.server.read_timeout_secs),
         metrics: Arc::new(Metrics::with_telemetry(telemetry.clone())),

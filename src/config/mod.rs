@@ -120,6 +120,7 @@ pub struct GitLabSection {
 pub struct BotSection {
     pub trigger_label: String,
     pub command_word: String,
+    pub remark_wait_ms: u64,
     pub failed_label: String,
     pub workers: usize,
     pub lease_secs: u64,

@@ -35,6 +35,9 @@ pub struct ServerState {
     pub trigger_label: String,
     /// The word after `/` that starts a command in a comment (`autofix`).
     pub command_word: String,
+    /// How long a job started by a remark waits for more remarks said with it (a review's line
+    /// comments arrive as deliveries of their own) before it may start.
+    pub remark_wait: Duration,
     /// Largest body read; a larger one is answered 413.
     pub body_limit: usize,
     /// Longest wait for the whole body; a slower sender is answered 408.
@@ -212,6 +215,7 @@ async fn accept(
     body: Bytes,
     event: BotEvent,
 ) -> Response {
+    let mut wait = Duration::ZERO;
     let key = match event {
         BotEvent::Ignored { reason } => return ignore(state, forge, &reason),
         BotEvent::IssueLabeled { repo, issue, .. } => JobKey::for_issue(&repo, issue),
@@ -219,7 +223,10 @@ async fn accept(
             return fan_out(state, forge, &delivery_id, event_name, body, &repo).await;
         }
         BotEvent::Remark(remark) => match remark_key(state, &remark).await {
-            Ok(Some(key)) => key,
+            Ok(Some(key)) => {
+                wait = state.remark_wait;
+                key
+            }
             Ok(None) => {
                 return ignore(
                     state,
@@ -239,9 +246,10 @@ async fn accept(
         // The body's only copy, unless hyper handed over a buffer nothing else shares.
         payload: Vec::from(body),
     };
+    let run_after = received_at + wait;
     let outcome = state
         .store
-        .record_owned_delivery_and_enqueue(delivery, &key, received_at)
+        .record_delivery_and_enqueue_after(delivery, &key, received_at, run_after)
         .await;
     let issue_ref = key.dedupe_key();
     let delivery_id = delivery_id.as_str();

@@ -161,10 +161,10 @@ macro_rules! dialect {
                 pool: &Pool<Db>,
                 delivery: &Delivery,
                 key: &JobKey,
-                now: DateTime<Utc>,
+                (now, run_after): (DateTime<Utc>, DateTime<Utc>),
             ) -> Result<EnqueueOutcome, StoreError> {
                 let mut tx = begin_write(pool).await?;
-                let outcome = enqueue_in(&mut tx, delivery, key, now).await?;
+                let outcome = enqueue_in(&mut tx, delivery, key, (now, run_after)).await?;
                 commit(tx).await?;
                 Ok(outcome)
             }
@@ -175,7 +175,7 @@ macro_rules! dialect {
                 conn: &mut <Db as sqlx::Database>::Connection,
                 delivery: &Delivery,
                 key: &JobKey,
-                now: DateTime<Utc>,
+                (now, run_after): (DateTime<Utc>, DateTime<Utc>),
             ) -> Result<EnqueueOutcome, StoreError> {
                 let inserted = sqlx::query(
                     "INSERT INTO deliveries (id, forge, event, received_at, payload) VALUES ($1, $2, $3, $4, $5) \
@@ -195,7 +195,7 @@ macro_rules! dialect {
                 let dedupe_key = key.dedupe_key();
                 let new_job: Option<(i64,)> = sqlx::query_as(
                     "INSERT INTO jobs (forge, repo, issue_number, dedupe_key, state, attempts, run_after, \
-                     created_at, updated_at, origin_delivery) VALUES ($1, $2, $3, $4, 'queued', 0, $5, $5, $5, $6) \
+                     created_at, updated_at, origin_delivery) VALUES ($1, $2, $3, $4, 'queued', 0, $7, $5, $5, $6) \
                      ON CONFLICT (dedupe_key) DO NOTHING RETURNING id",
                 )
                 .bind(&key.forge)
@@ -204,6 +204,7 @@ macro_rules! dialect {
                 .bind(&dedupe_key)
                 .bind(to_millis(now))
                 .bind(&delivery.id)
+                .bind(to_millis(run_after))
                 .fetch_optional(&mut *conn)
                 .await
                 .map_err(db("could not enqueue the job"))?;

@@ -39,6 +39,8 @@ struct EnqueueRequest {
     delivery: Delivery,
     key: JobKey,
     now: DateTime<Utc>,
+    /// When a new job may first run.
+    run_after: DateTime<Utc>,
     answer: oneshot::Sender<Answer>,
 }
 
@@ -73,13 +75,14 @@ impl EnqueueWriter {
         &self,
         delivery: Delivery,
         key: JobKey,
-        now: DateTime<Utc>,
+        (now, run_after): (DateTime<Utc>, DateTime<Utc>),
     ) -> Answer {
         let (answer, answered) = oneshot::channel();
         let request = EnqueueRequest {
             delivery,
             key,
             now,
+            run_after,
             answer,
         };
         self.requests
@@ -174,7 +177,8 @@ fn enqueue_alone(tx: &mut Transaction<'_>, request: &EnqueueRequest) -> Result<A
     let mut savepoint = tx
         .savepoint()
         .map_err(|error| format!("could not open a savepoint: {error}"))?;
-    match enqueue_in(&savepoint, &request.delivery, &request.key, request.now) {
+    let times = (request.now, request.run_after);
+    match enqueue_in(&savepoint, &request.delivery, &request.key, times) {
         Ok(outcome) => {
             savepoint
                 .commit()
@@ -196,7 +200,7 @@ fn enqueue_in(
     conn: &Connection,
     delivery: &Delivery,
     key: &JobKey,
-    now: DateTime<Utc>,
+    (now, run_after): (DateTime<Utc>, DateTime<Utc>),
 ) -> Result<EnqueueOutcome, StoreError> {
     let seen = conn
         .prepare_cached("SELECT 1 FROM deliveries WHERE id = ?1")
@@ -210,7 +214,7 @@ fn enqueue_in(
     let created = conn
         .prepare_cached(
             "INSERT INTO jobs (forge, repo, issue_number, dedupe_key, state, attempts, run_after, \
-             created_at, updated_at, origin_delivery) VALUES (?1, ?2, ?3, ?4, 'queued', 0, ?5, ?5, ?5, ?6) \
+             created_at, updated_at, origin_delivery) VALUES (?1, ?2, ?3, ?4, 'queued', 0, ?7, ?5, ?5, ?6) \
              ON CONFLICT (dedupe_key) DO NOTHING",
         )
         .and_then(|mut statement| {
@@ -220,7 +224,8 @@ fn enqueue_in(
                 issue_column(key),
                 dedupe_key,
                 now,
-                delivery.id
+                delivery.id,
+                to_millis(run_after)
             ])
         })
         .map_err(sqlite("could not enqueue the job"))?;

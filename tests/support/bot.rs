@@ -375,6 +375,7 @@ impl BotTester {
             gitlab_secrets: vec![SecretString::from(WEBHOOK_SECRET)],
             trigger_label: TRIGGER.into(),
             command_word: "autofix".into(),
+            remark_wait: Duration::ZERO,
             body_limit: 5 * 1024 * 1024,
             read_timeout: Duration::from_secs(10),
             metrics: Arc::new(Metrics::default()),

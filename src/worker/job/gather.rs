@@ -35,9 +35,9 @@ impl Work {
 }
 
 impl JobRun {
-    /// Reads the job's deliveries. The first run decides which it handles (the origin's kind:
-    /// labels for a fix, remarks for a talk) and saves their ids, so a rerun handles the same
-    /// ones and whatever joined later goes to a follow-up job.
+    /// Reads the job's deliveries. The first run decides which it handles (those of the
+    /// origin's kind: labels for a fix, remarks for a talk, pushes for following the base) and
+    /// saves their ids, so a rerun handles the same ones and the rest goes to a follow-up job.
     pub(super) async fn gather(&mut self) -> Result<Work, Stop> {
         let deliveries = self.ctx.store.job_deliveries(self.job.id).await?;
         let origin = self.ctx.store.job_delivery(self.job.id).await?;
@@ -70,7 +70,7 @@ impl JobRun {
             match event {
                 BotEvent::IssueLabeled {
                     repo, issue, actor, ..
-                } if !talking => {
+                } if !talking && !following => {
                     labelled.get_or_insert(Request { repo, issue, actor });
                     seen.push(delivery.id.clone());
                 }
