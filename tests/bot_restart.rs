@@ -153,6 +153,20 @@ async fn wait_for(what: &str, dir: &Path, mut done: impl FnMut() -> bool) {
 }
 
 async fn finished_job(dir: &Path) -> JobRecord {
+    finished_job_where(dir, "the job", |_| true).await
+}
+
+/// The job `id` once it has ended.
+async fn finished_job_with_id(dir: &Path, id: i64) -> JobRecord {
+    finished_job_where(dir, &format!("job {id}"), |job| job.id == id).await
+}
+
+/// The first ended job `wanted` accepts, waiting for it to end.
+async fn finished_job_where(
+    dir: &Path,
+    what: &str,
+    wanted: impl Fn(&JobRecord) -> bool,
+) -> JobRecord {
     let deadline = Instant::now() + Duration::from_secs(90);
     let store = Store::open_existing(&dir.join("autofix.db").display().to_string())
         .await
@@ -161,14 +175,14 @@ async fn finished_job(dir: &Path) -> JobRecord {
         let jobs = store.jobs_list(10).await.expect("jobs");
         if let Some(job) = jobs
             .iter()
-            .find(|job| matches!(job.state.as_str(), "succeeded" | "failed"))
+            .find(|job| wanted(job) && matches!(job.state.as_str(), "succeeded" | "failed"))
         {
             store.close().await;
             return job.clone();
         }
         assert!(
             Instant::now() < deadline,
-            "the job never finished: {jobs:#?}{}",
+            "{what} never finished: {jobs:#?}{}",
             logs(dir)
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -471,30 +485,6 @@ async fn killed_while_opening_the_pull_request_the_restart_adopts_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_before_the_last_status_update_the_restart_finishes_it() {
     a_server_killed_then_restarted(KillPoint::ReportingSuccess).await;
-}
-
-/// The job `id` once it has ended.
-async fn finished_job_with_id(dir: &Path, id: i64) -> JobRecord {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let store = Store::open_existing(&dir.join("autofix.db").display().to_string())
-        .await
-        .expect("the server's store");
-    loop {
-        let jobs = store.jobs_list(10).await.expect("jobs");
-        if let Some(job) = jobs
-            .iter()
-            .find(|job| job.id == id && matches!(job.state.as_str(), "succeeded" | "failed"))
-        {
-            store.close().await;
-            return job.clone();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "job {id} never finished: {jobs:#?}{}",
-            logs(dir)
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -64,22 +64,6 @@ async fn the_checks_fail(t: &BotTester, remote: &BareRepo, number: u64) -> Strin
     head
 }
 
-fn replies_on(t: &BotTester, number: u64) -> Vec<String> {
-    t.change_request_comments(PROJECT, number)
-        .into_iter()
-        .filter(|body| body.contains("<!-- autofix:reply "))
-        .collect()
-}
-
-fn asked(t: &BotTester, stage: &str) -> Vec<String> {
-    t.llm
-        .requests()
-        .iter()
-        .filter(|request| request.stage.as_deref() == Some(stage))
-        .filter_map(|request| request.prompt())
-        .collect()
-}
-
 async fn a_failed_check_gets_one_repair_commit(t: BotTester) {
     let remote = t.repo(PROJECT, &python_project());
     let number = fixed_issue(&t, PROJECT, ISSUE).await;
@@ -94,10 +78,10 @@ async fn a_failed_check_gets_one_repair_commit(t: BotTester) {
         remote.git(&["rev-parse", &format!("{BRANCH}~1")]).trim(),
         failed_head,
         "one repair commit on top of the failing head: {:?}",
-        replies_on(&t, number)
+        t.replies_on_change_request(PROJECT, number)
     );
     assert_eq!(remote.read(BRANCH, "calc.py"), REVISED_PY);
-    let plan_prompt = asked(&t, "plan").pop().unwrap();
+    let plan_prompt = t.llm.prompts_for("plan").pop().unwrap();
     let name = check_name(&t);
     assert!(
         plan_prompt.contains(&format!(
@@ -116,7 +100,7 @@ async fn a_failed_check_gets_one_repair_commit(t: BotTester) {
         !plan_prompt.contains("2024-05-01T10:11:13"),
         "timestamps are cut"
     );
-    let replies = replies_on(&t, number);
+    let replies = t.replies_on_change_request(PROJECT, number);
     assert_eq!(replies.len(), 1, "{replies:#?}");
     assert!(replies[0].starts_with("Revised in "), "{}", replies[0]);
     if let support::bot::FakeForge::GitHub(fake) = &t.forge {
@@ -151,7 +135,7 @@ async fn a_check_that_fails_on_the_default_branch_too_is_left_alone(t: BotTester
 
     assert_eq!(remote.tip(BRANCH).unwrap(), fixed_tip, "no repair");
     assert_eq!(t.llm.requests().len(), before, "no model call");
-    let replies = replies_on(&t, number);
+    let replies = t.replies_on_change_request(PROJECT, number);
     assert_eq!(replies.len(), 1, "{replies:#?}");
     let name = check_name(&t);
     assert!(
@@ -194,12 +178,16 @@ async fn after_the_last_allowed_repair_the_bot_says_once_that_it_stopped() {
         "3",
         "the fix and two repairs (ci.max_repairs = 2)"
     );
-    let replies = replies_on(&t, number);
+    let replies = t.replies_on_change_request(PROJECT, number);
     assert_eq!(replies.len(), 3, "{replies:#?}");
     assert!(
         replies[2].contains("still fail after 2 repair(s)"),
         "{}",
         replies[2]
     );
-    assert_eq!(asked(&t, "edit").len(), 3, "the fix and two repairs");
+    assert_eq!(
+        t.llm.prompts_for("edit").len(),
+        3,
+        "the fix and two repairs"
+    );
 }

@@ -25,30 +25,6 @@ fn script_docstring_revision(t: &BotTester) {
     script_revision(&t.llm, FIXED_PY, REVISED_PY, None);
 }
 
-/// The comments the bot wrote on the change request (its replies carry a hidden marker).
-fn replies_on(t: &BotTester, number: u64) -> Vec<String> {
-    t.change_request_comments(PROJECT, number)
-        .into_iter()
-        .filter(|body| body.contains("<!-- autofix:reply "))
-        .collect()
-}
-
-fn replies_on_issue(t: &BotTester) -> Vec<String> {
-    t.comments(PROJECT, ISSUE)
-        .into_iter()
-        .filter(|body| body.contains("<!-- autofix:reply "))
-        .collect()
-}
-
-fn asked(t: &BotTester, stage: &str) -> Vec<String> {
-    t.llm
-        .requests()
-        .iter()
-        .filter(|request| request.stage.as_deref() == Some(stage))
-        .filter_map(|request| request.prompt())
-        .collect()
-}
-
 async fn status_cancel_and_approve_are_each_answered_once(t: BotTester) {
     let remote = t.repo(PROJECT, &python_project());
     let number = a_fixed_issue(&t).await;
@@ -73,7 +49,7 @@ async fn status_cancel_and_approve_are_each_answered_once(t: BotTester) {
     t.redeliver(&sent).await;
     t.run_until_idle().await;
 
-    let on_issue = replies_on_issue(&t);
+    let on_issue = t.comments_marked(PROJECT, ISSUE, "<!-- autofix:reply ");
     assert_eq!(on_issue.len(), 2, "{on_issue:#?}");
     assert!(
         on_issue[0].contains("@alice, the latest autofix job here is job 1: succeeded"),
@@ -87,7 +63,7 @@ async fn status_cancel_and_approve_are_each_answered_once(t: BotTester) {
         "{}",
         on_issue[1]
     );
-    let on_change_request = replies_on(&t, number);
+    let on_change_request = t.replies_on_change_request(PROJECT, number);
     assert_eq!(on_change_request.len(), 1, "a redelivery is answered once");
     assert!(on_change_request[0].contains("no autofix plan is waiting for approval"));
     assert_eq!(
@@ -128,7 +104,7 @@ async fn a_command_from_someone_who_may_not_push_gets_one_polite_reply(t: BotTes
         .await;
     t.run_until_idle().await;
 
-    let replies = replies_on_issue(&t);
+    let replies = t.comments_marked(PROJECT, ISSUE, "<!-- autofix:reply ");
     assert_eq!(replies.len(), 1, "{replies:#?}");
     assert!(
         replies[0].contains("@mallory, thank you — only people who can push"),
@@ -145,7 +121,10 @@ async fn a_command_from_someone_who_may_not_push_gets_one_polite_reply(t: BotTes
         "{}",
         replies[0]
     );
-    assert!(replies_on(&t, number).is_empty(), "bots get no answer");
+    assert!(
+        t.replies_on_change_request(PROJECT, number).is_empty(),
+        "bots get no answer"
+    );
     assert_eq!(t.llm.requests().len(), before, "nothing ran");
     assert_eq!(t.change_requests(PROJECT).len(), 1);
 }
@@ -187,12 +166,8 @@ async fn retry_updates_the_change_request_instead_of_opening_a_second(t: BotTest
         "a new attempt from the default branch, not a commit on top of the old one"
     );
     assert_eq!(remote.read(BRANCH, "calc.py"), FIXED_PY);
-    assert_eq!(asked(&t, "triage").len(), 2);
-    let status: Vec<String> = t
-        .comments(PROJECT, ISSUE)
-        .into_iter()
-        .filter(|body| body.contains("<!-- autofix:status job=2 -->"))
-        .collect();
+    assert_eq!(t.llm.prompts_for("triage").len(), 2);
+    let status: Vec<String> = t.comments_marked(PROJECT, ISSUE, "<!-- autofix:status job=2 -->");
     assert_eq!(status.len(), 1);
     assert!(
         status[0].contains("autofix opened a fix for this issue"),
@@ -254,7 +229,7 @@ async fn two_inline_comments_become_one_commit_and_one_reply(t: BotTester, with_
             .trim(),
         "1",
         "one new commit: {:?}",
-        replies_on(&t, number)
+        t.replies_on_change_request(PROJECT, number)
     );
     assert_eq!(
         remote.git(&["rev-parse", &format!("{BRANCH}~1")]).trim(),
@@ -264,7 +239,7 @@ async fn two_inline_comments_become_one_commit_and_one_reply(t: BotTester, with_
     assert_eq!(remote.read(BRANCH, "calc.py"), REVISED_PY);
     let subject = remote.git(&["log", "-1", "--format=%s", BRANCH]);
     assert_eq!(subject.trim(), "fix(calc): document what clamp does");
-    let plan_prompt = asked(&t, "plan").pop().unwrap();
+    let plan_prompt = t.llm.prompts_for("plan").pop().unwrap();
     assert!(
         plan_prompt.contains("@alice on `calc.py` line 1: say what clamp does"),
         "{plan_prompt}"
@@ -274,8 +249,12 @@ async fn two_inline_comments_become_one_commit_and_one_reply(t: BotTester, with_
         plan_prompt.contains("+    return max(low, min(value, high))"),
         "the diff so far"
     );
-    assert_eq!(asked(&t, "triage").len(), 1, "a revision needs no triage");
-    let replies = replies_on(&t, number);
+    assert_eq!(
+        t.llm.prompts_for("triage").len(),
+        1,
+        "a revision needs no triage"
+    );
+    let replies = t.replies_on_change_request(PROJECT, number);
     assert_eq!(replies.len(), 1, "{replies:#?}");
     assert!(replies[0].starts_with("Revised in "), "{}", replies[0]);
     assert!(
@@ -323,12 +302,12 @@ async fn a_persons_commit_on_the_branch_is_kept_and_built_on(t: BotTester) {
     );
     assert_eq!(remote.read(BRANCH, "NOTES.md"), "tested by hand\n");
     assert_eq!(remote.read(BRANCH, "calc.py"), REVISED_PY);
-    let plan_prompt = asked(&t, "plan").pop().unwrap();
+    let plan_prompt = t.llm.prompts_for("plan").pop().unwrap();
     assert!(
         plan_prompt.contains("@alice: add a docstring to clamp"),
         "{plan_prompt}"
     );
-    assert_eq!(replies_on(&t, number).len(), 1);
+    assert_eq!(t.replies_on_change_request(PROJECT, number).len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -363,7 +342,7 @@ async fn a_revision_of_an_issue_without_a_change_request_says_so() {
     .await;
     t.run_until_idle().await;
 
-    let replies = replies_on_issue(&t);
+    let replies = t.comments_marked(PROJECT, ISSUE, "<!-- autofix:reply ");
     let jobs = t.jobs().await;
     assert_eq!(replies.len(), 1, "{replies:#?} {jobs:#?}");
     assert!(replies[0].contains("has no open change request for this issue to revise"));
@@ -387,7 +366,7 @@ async fn cancel_during_validation_stops_and_cleans_up(t: BotTester) {
     t.label_issue(PROJECT, ISSUE, "clamp ignores its bounds", &alice)
         .await;
     let deadline = Instant::now() + Duration::from_secs(60);
-    while asked(&t, "edit").is_empty() {
+    while t.llm.prompts_for("edit").is_empty() {
         assert!(Instant::now() < deadline, "the edit was never asked for");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -405,7 +384,10 @@ async fn cancel_during_validation_stops_and_cleans_up(t: BotTester) {
     stop.send(true).unwrap();
 
     assert_eq!(job.failure_code.as_deref(), Some("CANCELLED"), "{job:#?}");
-    assert!(asked(&t, "audit").is_empty(), "stopped before the review");
+    assert!(
+        t.llm.prompts_for("audit").is_empty(),
+        "stopped before the review"
+    );
     assert_eq!(remote.branches(), ["main"], "no branch left behind");
     assert!(t.change_requests(PROJECT).is_empty());
     assert!(!t.labels(PROJECT, ISSUE).contains(&FAILED_LABEL.to_owned()));
@@ -453,7 +435,7 @@ async fn a_comment_that_arrives_while_a_job_runs_is_answered_by_a_follow_up_job(
 
     let jobs = t.jobs().await;
     assert_eq!(jobs.len(), 2, "{jobs:#?}");
-    let replies = replies_on_issue(&t);
+    let replies = t.comments_marked(PROJECT, ISSUE, "<!-- autofix:reply ");
     assert_eq!(replies.len(), 1, "{replies:#?}");
     assert!(replies[0].contains("job 1: succeeded"), "{}", replies[0]);
 }
@@ -469,13 +451,6 @@ fn project_with_plan_approval() -> Vec<(&'static str, String)> {
         .collect()
 }
 
-fn status_comments(t: &BotTester) -> Vec<String> {
-    t.comments(PROJECT, ISSUE)
-        .into_iter()
-        .filter(|body| body.contains("<!-- autofix:status job="))
-        .collect()
-}
-
 /// Labels the issue of a project that wants plans approved: the plan is posted, nothing edited.
 async fn a_plan_waits_for_approval(t: &BotTester) -> support::git_http::BareRepo {
     let files = project_with_plan_approval();
@@ -488,7 +463,7 @@ async fn a_plan_waits_for_approval(t: &BotTester) -> support::git_http::BareRepo
         .await;
     t.run_until_idle().await;
 
-    let status = status_comments(t);
+    let status = t.comments_marked(PROJECT, ISSUE, "<!-- autofix:status job=");
     assert_eq!(status.len(), 1, "{status:#?}");
     assert!(
         status[0].contains("autofix planned a fix and waits for approval"),
@@ -499,7 +474,7 @@ async fn a_plan_waits_for_approval(t: &BotTester) -> support::git_http::BareRepo
     assert!(status[0].contains("Files it would change: `calc.py`"));
     assert!(status[0].contains("`/autofix approve`"));
     assert!(
-        asked(t, "edit").is_empty(),
+        t.llm.prompts_for("edit").is_empty(),
         "nothing is edited before approval"
     );
     assert_eq!(remote.branches(), ["main"]);
@@ -516,11 +491,11 @@ async fn an_approved_plan_is_carried_out_as_it_was_approved(t: BotTester) {
         .await;
     t.run_until_idle().await;
 
-    assert_eq!(asked(&t, "triage").len(), 1, "not triaged again");
-    assert_eq!(asked(&t, "plan").len(), 1, "not planned again");
+    assert_eq!(t.llm.prompts_for("triage").len(), 1, "not triaged again");
+    assert_eq!(t.llm.prompts_for("plan").len(), 1, "not planned again");
     assert_eq!(t.change_requests(PROJECT).len(), 1);
     assert_eq!(remote.read(BRANCH, "calc.py"), FIXED_PY);
-    let status = status_comments(&t);
+    let status = t.comments_marked(PROJECT, ISSUE, "<!-- autofix:status job=");
     assert_eq!(status.len(), 2, "{status:#?}");
     assert!(
         status[0].contains("@alice approved the plan; job 2 goes on from here"),
@@ -559,17 +534,17 @@ async fn a_plan_made_again_with_the_maintainers_words_waits_again(t: BotTester) 
     .await;
     t.run_until_idle().await;
 
-    let plan_prompt = asked(&t, "plan").pop().unwrap();
+    let plan_prompt = t.llm.prompts_for("plan").pop().unwrap();
     assert!(
         plan_prompt.contains("keep the signature of clamp as it is"),
         "{plan_prompt}"
     );
     assert!(plan_prompt.contains("The plan they did not approve"));
-    let status = status_comments(&t);
+    let status = t.comments_marked(PROJECT, ISSUE, "<!-- autofix:status job=");
     assert_eq!(status.len(), 2, "{status:#?}");
     assert!(status[0].contains("@alice asked for another plan; job 2 goes on from here"));
     assert!(status[1].contains("autofix planned a fix and waits for approval"));
-    assert!(asked(&t, "edit").is_empty());
+    assert!(t.llm.prompts_for("edit").is_empty());
     assert_eq!(remote.branches(), ["main"]);
 
     t.llm.reply_text_for_stage("edit", clamp_edit(FIXED_PY));
@@ -579,7 +554,7 @@ async fn a_plan_made_again_with_the_maintainers_words_waits_again(t: BotTester) 
     t.run_until_idle().await;
     assert_eq!(t.change_requests(PROJECT).len(), 1);
     assert_eq!(
-        asked(&t, "plan").len(),
+        t.llm.prompts_for("plan").len(),
         2,
         "the second plan is the one carried out"
     );

@@ -17,13 +17,6 @@ const RENAMED_PY: &str = "def clamp(value, lowest, highest):\n    return value\n
 const REDONE_PY: &str =
     "def clamp(value, lowest, highest):\n    return max(lowest, min(value, highest))\n";
 
-fn replies_on(t: &BotTester, number: u64) -> Vec<String> {
-    t.change_request_comments(PROJECT, number)
-        .into_iter()
-        .filter(|body| body.contains("<!-- autofix:reply "))
-        .collect()
-}
-
 async fn a_conflicting_base_gets_the_change_made_again_on_it(t: BotTester) {
     let remote = t.repo(PROJECT, &python_project());
     let number = fixed_issue(&t, PROJECT, ISSUE).await;
@@ -58,18 +51,14 @@ async fn a_conflicting_base_gets_the_change_made_again_on_it(t: BotTester) {
         "one commit on the new base"
     );
     assert_eq!(remote.read(BRANCH, "calc.py"), REDONE_PY);
-    let replies = replies_on(&t, number);
+    let replies = t.replies_on_change_request(PROJECT, number);
     assert_eq!(replies.len(), 1, "{replies:#?}");
     assert!(
         replies[0].contains("made the change again on the new `main`"),
         "{}",
         replies[0]
     );
-    let status: Vec<String> = t
-        .comments(PROJECT, ISSUE)
-        .into_iter()
-        .filter(|body| body.contains("<!-- autofix:status job=2 -->"))
-        .collect();
+    let status: Vec<String> = t.comments_marked(PROJECT, ISSUE, "<!-- autofix:status job=2 -->");
     assert_eq!(status.len(), 1);
     assert!(
         status[0].contains("autofix opened a fix for this issue"),
@@ -103,7 +92,7 @@ async fn a_base_that_still_merges_cleanly_changes_nothing() {
 
     assert_eq!(remote.tip(BRANCH).unwrap(), tip);
     assert_eq!(t.llm.requests().len(), before);
-    assert!(replies_on(&t, number).is_empty());
+    assert!(t.replies_on_change_request(PROJECT, number).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,7 +114,7 @@ async fn a_branch_holding_a_persons_commit_is_not_rewritten_and_says_why() {
 
     assert_eq!(remote.tip(BRANCH).unwrap(), theirs, "nothing rewritten");
     assert_eq!(t.llm.requests().len(), before);
-    let replies = replies_on(&t, number);
+    let replies = t.replies_on_change_request(PROJECT, number);
     assert_eq!(replies.len(), 1, "{replies:#?}");
     assert!(
         replies[0].contains("does not rebase it because 1 of its commits are a person's"),

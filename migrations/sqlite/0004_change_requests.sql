@@ -19,3 +19,6 @@ CREATE TABLE IF NOT EXISTS change_requests (
 
 CREATE INDEX IF NOT EXISTS change_requests_by_issue ON change_requests (forge, repo, issue_number);
 CREATE INDEX IF NOT EXISTS change_requests_open ON change_requests (forge, repo, state);
+
+-- A conversation asks for the newest earlier job of its issue.
+CREATE INDEX IF NOT EXISTS jobs_by_issue ON jobs (repo, issue_number, id);

@@ -589,6 +589,10 @@ macro_rules! dialect {
                 if filter.repo.is_some() {
                     conditions.push(format!("repo = {}", placeholder()));
                 }
+                if filter.issue.is_some() {
+                    let (forge, repo, issue) = (placeholder(), placeholder(), placeholder());
+                    conditions.push(format!("forge = {forge} AND repo = {repo} AND issue_number = {issue}"));
+                }
                 if filter.before.is_some() {
                     conditions.push(format!("id < {}", placeholder()));
                 }
@@ -605,6 +609,9 @@ macro_rules! dialect {
                 }
                 if let Some(repo) = &filter.repo {
                     query = query.bind(repo.as_str());
+                }
+                if let Some(key) = &filter.issue {
+                    query = query.bind(key.forge.as_str()).bind(key.repo.as_str()).bind(issue_column(key));
                 }
                 if let Some(before) = filter.before {
                     query = query.bind(before);
@@ -714,6 +721,21 @@ macro_rules! dialect {
                 .await
                 .map_err(db("could not read the job's deliveries"))?;
                 rows.into_iter().map(|row| Ok(row.into_stored()?.delivery)).collect()
+            }
+
+            /// The ids of the deliveries linked to `job`, oldest first (no payloads).
+            pub(in crate::store) async fn job_delivery_ids(
+                pool: &Pool<Db>,
+                job: i64,
+            ) -> Result<Vec<String>, StoreError> {
+                let rows: Vec<(String,)> = sqlx::query_as(
+                    "SELECT id FROM deliveries WHERE job_id = $1 ORDER BY received_at, id",
+                )
+                .bind(job)
+                .fetch_all(pool)
+                .await
+                .map_err(db("could not read the job's deliveries"))?;
+                Ok(rows.into_iter().map(|(id,)| id).collect())
             }
 
             pub(in crate::store) async fn record_change_request(

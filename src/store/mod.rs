@@ -243,6 +243,8 @@ impl JobRecord {
 pub struct JobFilter {
     pub state: Option<JobState>,
     pub repo: Option<String>,
+    /// Only the jobs of this issue (its forge, repository and number).
+    pub issue: Option<JobKey>,
     pub before: Option<i64>,
     pub limit: u32,
 }
@@ -569,6 +571,17 @@ impl Store {
                 dialect::sqlite::job_deliveries(pool, job).await
             }
             Store::Postgres(pool) => dialect::postgres::job_deliveries(pool, job).await,
+        }
+    }
+
+    /// The ids of the deliveries linked to `job`, oldest first: what a running job checks often,
+    /// without reading payloads.
+    pub async fn job_delivery_ids(&self, job: i64) -> Result<Vec<String>, StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::job_delivery_ids(pool, job).await
+            }
+            Store::Postgres(pool) => dialect::postgres::job_delivery_ids(pool, job).await,
         }
     }
 

@@ -646,6 +646,21 @@ impl BotTester {
         }
     }
 
+    /// The bot's replies on change request `number` of `path` (each carries a hidden reply
+    /// marker), oldest first.
+    pub fn replies_on_change_request(&self, path: &str, number: u64) -> Vec<String> {
+        marked(
+            self.change_request_comments(path, number),
+            "<!-- autofix:reply ",
+        )
+    }
+
+    /// The comments on issue `number` of `path` that carry `marker`, oldest first: the bot's
+    /// replies (`<!-- autofix:reply `) or status comments (`<!-- autofix:status job=`).
+    pub fn comments_marked(&self, path: &str, number: u64, marker: &str) -> Vec<String> {
+        marked(self.comments(path, number), marker)
+    }
+
     /// The comments on a pull/merge request, as bodies, oldest first.
     pub fn change_request_comments(&self, path: &str, number: u64) -> Vec<String> {
         match &self.forge {
@@ -797,6 +812,13 @@ impl BotTester {
                 .collect(),
         }
     }
+}
+
+fn marked(bodies: Vec<String>, marker: &str) -> Vec<String> {
+    bodies
+        .into_iter()
+        .filter(|body| body.contains(marker))
+        .collect()
 }
 
 /// A pull or merge request as a story looks at it.

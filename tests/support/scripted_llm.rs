@@ -372,6 +372,16 @@ impl ScriptedLlm {
             .collect()
     }
 
+    /// The prompt of every request for `stage`, in arrival order.
+    pub fn prompts_for(&self, stage: &str) -> Vec<String> {
+        self.script()
+            .requests
+            .iter()
+            .filter(|request| request.stage.as_deref() == Some(stage))
+            .filter_map(RecordedRequest::prompt)
+            .collect()
+    }
+
     /// Panics if a request came that the script did not expect or a queued reply is unused.
     pub fn assert_done(&self) {
         let script = self.script();

@@ -51,6 +51,7 @@ pub(super) async fn list(State(state): State<Shared>, Query(query): Query<ListQu
     let filter = JobFilter {
         state: wanted_state,
         repo: (!repo.is_empty()).then(|| repo.to_owned()),
+        issue: None,
         before: query.before,
         limit: PAGE_SIZE,
     };

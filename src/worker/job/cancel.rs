@@ -61,14 +61,18 @@ impl JobRun {
             let mut checked = seen;
             loop {
                 tokio::time::sleep(CANCEL_POLL).await;
-                let Ok(deliveries) = ctx.store.job_deliveries(job).await else {
+                let Ok(ids) = ctx.store.job_delivery_ids(job).await else {
                     continue;
                 };
-                for delivery in deliveries {
-                    if checked.contains(&delivery.id) {
+                for id in ids {
+                    if checked.contains(&id) {
                         continue;
                     }
-                    checked.push(delivery.id.clone());
+                    checked.push(id.clone());
+                    let Ok(Some(stored)) = ctx.store.delivery(&id).await else {
+                        continue;
+                    };
+                    let delivery = stored.delivery;
                     let Some(remark) = super::gather::remark_of(&ctx.settings, &delivery) else {
                         continue;
                     };
@@ -104,7 +108,7 @@ impl JobRun {
             self.checkpoint.pushed.clone(),
         ) && let Err(error) = self.delete_pushed_branch(forge, request, &pushed).await
         {
-            tracing::warn!(job = self.job.id, reason = %stop_text(&error), "could not delete the cancelled job's branch");
+            tracing::warn!(job = self.job.id, reason = %error.describe(), "could not delete the cancelled job's branch");
         }
         self.checkpoint.status.current = None;
         self.checkpoint.status.outcome = Some(StatusOutcome::Cancelled {
@@ -113,7 +117,7 @@ impl JobRun {
             word: self.ctx.settings.command_word.clone(),
         });
         if let Err(error) = self.publish_status(forge, request).await {
-            tracing::warn!(job = self.job.id, reason = %stop_text(&error), "could not say on the issue that the job was cancelled");
+            tracing::warn!(job = self.job.id, reason = %error.describe(), "could not say on the issue that the job was cancelled");
         }
         let _ = self
             .event(&failed.stage, &format!("cancelled by @{by}"))
@@ -133,13 +137,4 @@ fn is_cancel(remark: &Remark) -> bool {
             ..
         }
     )
-}
-
-fn stop_text(stop: &super::stop::Stop) -> String {
-    match stop {
-        super::stop::Stop::Failed(failed) => failed.reason.clone(),
-        super::stop::Stop::Retry(reason) => reason.clone(),
-        super::stop::Stop::Finished(_) => "finished".into(),
-        super::stop::Stop::Drained => "the server is stopping".into(),
-    }
 }

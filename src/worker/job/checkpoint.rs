@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::repo::PullRequestSection;
 use crate::pipeline::checks::Comparison;
-use crate::pipeline::fix::ProposedPlan;
+use crate::pipeline::fix::{FixSummary, ProposedPlan};
 use crate::pipeline::issue::Issue;
 use crate::pipeline::test_report::CommandReport;
 use crate::worker::publish::{FailureReport, StatusView};
@@ -84,6 +84,37 @@ pub(super) struct FixedChange {
     pub(super) output_tokens: u64,
     pub(super) pull_request: PullRequestSection,
     pub(super) keep_on_failure: bool,
+}
+
+impl FixedChange {
+    /// The commit a pipeline run made, as the job records it to push it to `branch`; `None`
+    /// when the run committed nothing.
+    pub(super) fn committed(
+        summary: &FixSummary,
+        branch: &str,
+        pull_request: PullRequestSection,
+        keep_on_failure: bool,
+    ) -> Option<FixedChange> {
+        let (true, Some(commit), Some(subject)) =
+            (summary.committed, &summary.commit, &summary.subject)
+        else {
+            return None;
+        };
+        Some(FixedChange {
+            branch: branch.to_owned(),
+            commit: commit.clone(),
+            subject: subject.clone(),
+            plan_steps: summary.plan_steps.clone(),
+            changed_files: summary.changed_files.clone(),
+            validation: summary.validation.clone(),
+            checks: summary.checks.clone(),
+            repairs: summary.repairs,
+            input_tokens: summary.input_tokens,
+            output_tokens: summary.output_tokens,
+            pull_request,
+            keep_on_failure,
+        })
+    }
 }
 
 /// What the pages show of a job, read from its checkpoint: the change request, the model's

@@ -115,7 +115,6 @@ impl JobRun {
     /// Answers the remarks of a talk job: each unauthorised one politely, then the status and
     /// cancel questions, then one piece of work (a retry or a revision) if one is asked for.
     pub(super) async fn talk(&mut self, forge: &dyn Forge, talk: Talk) -> JobEnd {
-        let issue = IssueNumber(self.job.key.issue_number);
         let mut asks = Asks::default();
         for (index, remark) in talk.remarks.iter().enumerate() {
             match self.admit(forge, remark, index).await {
@@ -124,17 +123,13 @@ impl JobRun {
                 Err(stop) => return self.stopped_before_forge(stop),
             }
         }
-        if let Err(stop) = self.answer_questions(forge, &talk, &asks).await {
+        if let Err(stop) = self.answer_questions(forge, &asks).await {
             return self.stopped_before_forge(stop);
         }
         if let Some(remark) = asks.approval.last() {
             match self.answer_plan(forge, &talk, remark).await {
                 Ok(true) => {
-                    let request = Request {
-                        repo: talk.repo.clone(),
-                        issue,
-                        actor: remark.actor.clone(),
-                    };
+                    let request = self.request_by(&talk, remark);
                     let outcome = self.stages(forge, &request).await;
                     return self.ended(forge, &request, outcome).await;
                 }
@@ -144,20 +139,12 @@ impl JobRun {
         }
         if let Some(remark) = asks.retry {
             self.checkpoint.retry = true;
-            let request = Request {
-                repo: talk.repo.clone(),
-                issue,
-                actor: remark.actor.clone(),
-            };
+            let request = self.request_by(&talk, remark);
             let outcome = self.stages(forge, &request).await;
             return self.ended(forge, &request, outcome).await;
         }
         if asks.wants_revision() {
-            let request = Request {
-                repo: talk.repo.clone(),
-                issue,
-                actor: asks.revision[0].actor.clone(),
-            };
+            let request = self.request_by(&talk, asks.revision[0]);
             let ask = RevisionAsk::from_remarks(&asks.revision);
             return match self.revise(forge, &request, &ask).await {
                 Ok(finish) => JobEnd::Finished(finish),
@@ -165,11 +152,7 @@ impl JobRun {
             };
         }
         if let Some(remark) = asks.checks_failed.last() {
-            let request = Request {
-                repo: talk.repo.clone(),
-                issue,
-                actor: remark.actor.clone(),
-            };
+            let request = self.request_by(&talk, remark);
             return match self.repair_checks(forge, &request, remark).await {
                 Ok(finish) => JobEnd::Finished(finish),
                 Err(stop) => self.stopped_before_forge(stop),
@@ -183,6 +166,15 @@ impl JobRun {
             });
         }
         JobEnd::Finished(Finish::Succeeded)
+    }
+
+    /// The issue of this job, asked about by `remark`'s author.
+    fn request_by(&self, talk: &Talk, remark: &Remark) -> Request {
+        Request {
+            repo: talk.repo.clone(),
+            issue: IssueNumber(self.job.key.issue_number),
+            actor: remark.actor.clone(),
+        }
     }
 
     /// Whether the remark's author may command; a person who may not gets one polite reply.
@@ -243,7 +235,7 @@ impl JobRun {
         if self.checkpoint.approved.is_some() || self.checkpoint.replan.is_some() {
             return Ok(true);
         }
-        let Some(waiting) = self.waiting_plan(talk).await? else {
+        let Some(waiting) = self.waiting_plan().await? else {
             let text = replies::no_plan_waiting(&remark.actor.login);
             self.reply_once(forge, remark, "approval", &text).await?;
             return Ok(false);
@@ -286,20 +278,8 @@ impl JobRun {
     }
 
     /// The newest other job of this issue, when its plan waits for approval.
-    async fn waiting_plan(&self, talk: &Talk) -> Result<Option<WaitingPlan>, Stop> {
-        let filter = JobFilter {
-            repo: Some(talk.repo.owner_path.clone()),
-            limit: 200,
-            ..JobFilter::default()
-        };
-        let newest = self
-            .ctx
-            .store
-            .jobs_page(&filter)
-            .await?
-            .into_iter()
-            .find(|(job, _)| self.is_earlier_job_of_this_issue(job));
-        let Some((job, Some(text))) = newest else {
+    async fn waiting_plan(&self) -> Result<Option<WaitingPlan>, Stop> {
+        let Some((job, Some(text))) = self.earlier_job().await? else {
             return Ok(None);
         };
         let Ok(checkpoint) = serde_json::from_str::<Checkpoint>(&text) else {
@@ -313,22 +293,22 @@ impl JobRun {
         }))
     }
 
-    fn is_earlier_job_of_this_issue(&self, job: &JobRecord) -> bool {
-        job.id != self.job.id
-            && job.key.forge == self.job.key.forge
-            && job.key.issue_number == self.job.key.issue_number
+    /// The newest job of this issue before this one, with its checkpoint.
+    async fn earlier_job(&self) -> Result<Option<(JobRecord, Option<String>)>, Stop> {
+        let filter = JobFilter {
+            issue: Some(self.job.key.clone()),
+            before: Some(self.job.id),
+            limit: 1,
+            ..JobFilter::default()
+        };
+        Ok(self.ctx.store.jobs_page(&filter).await?.into_iter().next())
     }
 
     /// Answers `status` and `cancel` (nothing runs: a running job would have taken it), once
     /// each.
-    async fn answer_questions(
-        &mut self,
-        forge: &dyn Forge,
-        talk: &Talk,
-        asks: &Asks<'_>,
-    ) -> Result<(), Stop> {
+    async fn answer_questions(&mut self, forge: &dyn Forge, asks: &Asks<'_>) -> Result<(), Stop> {
         if let Some(remark) = asks.status.first() {
-            let (last, change_request) = self.last_work(talk).await?;
+            let (last, change_request) = self.last_work().await?;
             let text = replies::status(
                 &remark.actor.login,
                 last.as_ref(),
@@ -343,21 +323,14 @@ impl JobRun {
         Ok(())
     }
 
-    /// The newest other job of this issue, and the web address of its change request.
-    async fn last_work(&self, talk: &Talk) -> Result<(Option<JobRecord>, Option<String>), Stop> {
-        let store = &self.ctx.store;
-        let filter = JobFilter {
-            repo: Some(talk.repo.owner_path.clone()),
-            limit: 200,
-            ..JobFilter::default()
-        };
-        let last = store
-            .jobs_page(&filter)
-            .await?
-            .into_iter()
-            .map(|(job, _)| job)
-            .find(|job| self.is_earlier_job_of_this_issue(job));
-        let change_request = store.change_request_for_issue(&self.job.key).await?;
+    /// The newest earlier job of this issue, and the web address of its change request.
+    async fn last_work(&self) -> Result<(Option<JobRecord>, Option<String>), Stop> {
+        let last = self.earlier_job().await?.map(|(job, _)| job);
+        let change_request = self
+            .ctx
+            .store
+            .change_request_for_issue(&self.job.key)
+            .await?;
         Ok((last, change_request.map(|record| record.url)))
     }
 

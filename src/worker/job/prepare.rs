@@ -186,28 +186,8 @@ impl JobRun {
         if let Some(proposed) = summary.proposed.clone() {
             return self.propose(proposed).await;
         }
-        let FixSummary {
-            committed: true,
-            branch: Some(branch),
-            commit: Some(commit),
-            subject: Some(subject),
-            ..
-        } = &summary
-        else {
-            return Err(Stop::Failed(Failed {
-                stage: summary
-                    .failure_stage
-                    .clone()
-                    .unwrap_or_else(|| "fix".into()),
-                code: summary
-                    .failure_code
-                    .unwrap_or(FailureCode::ValidationFailed),
-                reason: summary
-                    .reason
-                    .clone()
-                    .unwrap_or_else(|| "the pipeline ended without a commit".into()),
-                output_tail: summary.failure_output_tail.clone(),
-            }));
+        let Some(branch) = summary.branch.clone().filter(|_| summary.committed) else {
+            return Err(Stop::Failed(Failed::of_summary(&summary, "fix")));
         };
         let config = RepoConfig::load(workspace.root())
             .map(|loaded| loaded.config)
@@ -227,26 +207,20 @@ impl JobRun {
                 .store
                 .change_request_for_issue(&self.job.key)
                 .await?
-                .map_or_else(|| branch.clone(), |record| record.branch),
-            false => branch.clone(),
+                .map_or(branch, |record| record.branch),
+            false => branch,
         };
-        self.checkpoint.fixed = Some(FixedChange {
-            branch: branch.clone(),
-            commit: commit.clone(),
-            subject: subject.clone(),
-            plan_steps: summary.plan_steps.clone(),
-            changed_files: summary.changed_files.clone(),
-            validation: summary.validation.clone(),
-            checks: summary.checks.clone(),
-            repairs: summary.repairs,
-            input_tokens: summary.input_tokens,
-            output_tokens: summary.output_tokens,
-            pull_request: config.pull_request.clone(),
-            keep_on_failure: config.branch.keep_on_failure,
-        });
+        let fixed = FixedChange::committed(
+            &summary,
+            &branch,
+            config.pull_request.clone(),
+            config.branch.keep_on_failure,
+        )
+        .ok_or_else(|| Stop::Failed(Failed::of_summary(&summary, "fix")))?;
+        let message = format!("committed {} on {branch}: {}", fixed.commit, fixed.subject);
+        self.checkpoint.fixed = Some(fixed);
         self.mark_done(Step::Fixed, detail);
-        self.save("fix", &format!("committed {commit} on {branch}: {subject}"))
-            .await
+        self.save("fix", &message).await
     }
 }
 

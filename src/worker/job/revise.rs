@@ -6,7 +6,7 @@ use std::str::FromStr;
 use crate::failure::FailureCode;
 use crate::forge::{Forge, GitCredentials, Remark, Said, Thread};
 use crate::git::{BranchName, CommitKind, CommitSha, GitError, Workspace};
-use crate::pipeline::fix::{self, Approval, FixSummary, Revision};
+use crate::pipeline::fix::{self, Approval, Revision};
 use crate::pipeline::issue::Issue;
 use crate::store::Finish;
 use crate::worker::replies::{self, Revised};
@@ -206,21 +206,10 @@ impl JobRun {
         let summary = fix::fix(&options, self.ctx.llm.as_ref())
             .await
             .map_err(|reason| failed_io(stage, reason))?;
-        let Some(fixed) = revised_change(&summary, &target) else {
-            return Ok(Err(Failed {
-                stage: summary
-                    .failure_stage
-                    .clone()
-                    .unwrap_or_else(|| stage.into()),
-                code: summary
-                    .failure_code
-                    .unwrap_or(FailureCode::ValidationFailed),
-                reason: summary
-                    .reason
-                    .clone()
-                    .unwrap_or_else(|| "the pipeline ended without a commit".into()),
-                output_tail: summary.failure_output_tail.clone(),
-            }));
+        // A revision's branch is the change request's: kept whatever a later stage does.
+        let fixed = FixedChange::committed(&summary, &target.branch, Default::default(), true);
+        let Some(fixed) = fixed else {
+            return Ok(Err(Failed::of_summary(&summary, stage)));
         };
         let message = format!(
             "committed {} on {}: {}",
@@ -281,29 +270,6 @@ impl JobRun {
             .await?;
         Err(Stop::Retry(format!("{why}; the revision is made again")))
     }
-}
-
-/// The commit the pipeline made on the change request's branch, as the job records it.
-fn revised_change(summary: &FixSummary, target: &RevisionTarget) -> Option<FixedChange> {
-    let (true, Some(commit), Some(subject)) =
-        (summary.committed, &summary.commit, &summary.subject)
-    else {
-        return None;
-    };
-    Some(FixedChange {
-        branch: target.branch.clone(),
-        commit: commit.clone(),
-        subject: subject.clone(),
-        plan_steps: summary.plan_steps.clone(),
-        changed_files: summary.changed_files.clone(),
-        validation: summary.validation.clone(),
-        checks: summary.checks.clone(),
-        repairs: summary.repairs,
-        input_tokens: summary.input_tokens,
-        output_tokens: summary.output_tokens,
-        pull_request: Default::default(),
-        keep_on_failure: true,
-    })
 }
 
 /// What a revision is asked to do: one line per request, what else the model needs to see

@@ -4,6 +4,7 @@
 use crate::failure::FailureCode;
 use crate::forge::ForgeError;
 use crate::git::GitError;
+use crate::pipeline::fix::FixSummary;
 use crate::store::{Finish, StoreError};
 use crate::telemetry::StageClock;
 
@@ -13,6 +14,26 @@ pub(super) struct Failed {
     pub(super) code: FailureCode,
     pub(super) reason: String,
     pub(super) output_tail: Option<String>,
+}
+
+impl Failed {
+    /// Why a pipeline run that committed nothing ended, at `stage` when it names none.
+    pub(super) fn of_summary(summary: &FixSummary, stage: &str) -> Failed {
+        Failed {
+            stage: summary
+                .failure_stage
+                .clone()
+                .unwrap_or_else(|| stage.into()),
+            code: summary
+                .failure_code
+                .unwrap_or(FailureCode::ValidationFailed),
+            reason: summary
+                .reason
+                .clone()
+                .unwrap_or_else(|| "the pipeline ended without a commit".into()),
+            output_tail: summary.failure_output_tail.clone(),
+        }
+    }
 }
 
 /// Why a stage stopped.
@@ -79,13 +100,20 @@ pub(super) fn invalid(reason: String) -> Stop {
     })
 }
 
+impl Stop {
+    /// One line saying why, for stage timings and logs.
+    pub(super) fn describe(&self) -> String {
+        match self {
+            Stop::Failed(failed) => format!("{} {}", failed.code, failed.reason),
+            Stop::Retry(reason) => format!("to be retried: {reason}"),
+            Stop::Drained => "the server is stopping".into(),
+            Stop::Finished(Finish::Succeeded) => "finished".into(),
+            Stop::Finished(Finish::Failed { code, error }) => format!("{code} {error}"),
+        }
+    }
+}
+
 /// Stops `clock` as the stage's `result` says.
 pub(super) fn finish_stage<T>(clock: StageClock, result: Result<T, Stop>) -> Result<T, Stop> {
-    clock.finish(result, |stop| match stop {
-        Stop::Failed(failed) => format!("{} {}", failed.code, failed.reason),
-        Stop::Retry(reason) => format!("to be retried: {reason}"),
-        Stop::Drained => "the server is stopping".into(),
-        Stop::Finished(Finish::Succeeded) => "finished".into(),
-        Stop::Finished(Finish::Failed { code, error }) => format!("{code} {error}"),
-    })
+    clock.finish(result, Stop::describe)
 }
