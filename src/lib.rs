@@ -1,6 +1,7 @@
 //! autofix: turns a labelled issue into a validated pull request. The library holds the
 //! engine every front door shares; `main.rs` and `bin/code-commit.rs` only wire it up.
 
+pub mod anchored;
 pub mod code_commit;
 pub mod commands;
 pub mod config;

@@ -736,12 +736,12 @@ fn a_step_directory_that_is_a_symlink_out_of_the_checkout_is_refused_when_run() 
         .unwrap_err();
     assert_eq!(
         refusal.to_string(),
-        "validate[0] (`t`) cwd `build/sub`: the path goes through a symbolic link that leads \
-         outside the project (`build`)"
+        "validate[0] (`t`) cwd `build/sub`: the path goes through a symbolic link (`build`); \
+         autofix writes only through real folders"
     );
     assert!(matches!(
         config.validate[0].command_spec(&root, Duration::from_secs(60)),
-        Err(PathRefusal::SymlinkEscape { .. })
+        Err(PathRefusal::ThroughSymlink { .. })
     ));
 }
 

@@ -1,15 +1,15 @@
 //! Safe application of an [`EditSet`]: every path confined and checked, every file's new
-//! content computed in memory first, then all written atomically (temp, fsync, rename) or none.
+//! content computed in memory first, then all written atomically (temp, fsync, rename) or none,
+//! through the work tree's anchored handle, never through a link.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
 use super::paths::{ConfinedPath, PathRefusal, ProjectRoot, ProtectedPaths};
 use super::{Change, EditSet, Mismatch, search_replace, udiff};
+use crate::anchored::{Permissions, Tree, TreeError, Way};
 
 /// What an application may touch and how much it may write.
 #[derive(Debug, Clone)]
@@ -20,6 +20,9 @@ pub struct ApplyPolicy {
     /// Largest sum of new contents in one response, in bytes.
     pub max_total_bytes: usize,
 }
+
+/// Largest existing file an edit may start from: far beyond any source file a model edits.
+const MAX_EXISTING_BYTES: u64 = 64 * 1024 * 1024;
 
 impl ApplyPolicy {
     pub const DEFAULT_MAX_FILE_BYTES: usize = 512 * 1024;
@@ -104,7 +107,6 @@ impl FileAction {
 pub struct PlannedFile {
     /// Normalised path relative to the project root.
     pub path: String,
-    absolute: PathBuf,
     /// Content before the response, `None` when the file did not exist.
     pub before: Option<Vec<u8>>,
     /// Content after the response, `None` when the file is to be removed.
@@ -153,6 +155,7 @@ fn count_of_lines(count: usize) -> String {
 /// A response checked and computed in memory, ready to be written all at once.
 #[derive(Debug)]
 pub struct PreparedEdits {
+    root: PathBuf,
     files: Vec<PlannedFile>,
 }
 
@@ -164,19 +167,25 @@ impl PreparedEdits {
     /// Writes every planned file. If any write fails, the files already written are restored
     /// to their previous content, so the project is left as it was.
     pub fn commit(self) -> Result<Vec<PlannedFile>, ApplyError> {
+        let tree = Tree::open(&self.root).map_err(|source| ApplyError::Io {
+            path: ".".into(),
+            source,
+        })?;
         let mut done: Vec<&PlannedFile> = Vec::new();
         for file in &self.files {
             let result = match (&file.after, file.action()) {
                 (_, FileAction::Unchanged | FileAction::AlreadyAbsent) => Ok(()),
-                (Some(content), _) => write_atomically(&file.absolute, content.as_bytes()),
-                (None, _) => fs::remove_file(&file.absolute),
+                (Some(content), _) => tree.write(
+                    &file.path,
+                    content.as_bytes(),
+                    Permissions::KeepExisting,
+                    Way::Refuse,
+                ),
+                (None, _) => tree.remove(&file.path, Way::Refuse),
             };
-            if let Err(source) = result {
-                restore(&done);
-                return Err(ApplyError::Io {
-                    path: file.path.clone(),
-                    source,
-                });
+            if let Err(error) = result {
+                restore(&tree, &done);
+                return Err(refused(&file.path, error));
             }
             done.push(file);
         }
@@ -191,13 +200,19 @@ pub fn prepare(
     edits: &EditSet,
     policy: &ApplyPolicy,
 ) -> Result<PreparedEdits, ApplyError> {
+    let tree = Tree::open(root.path()).map_err(|source| ApplyError::Io {
+        path: ".".into(),
+        source,
+    })?;
     // Keyed by normalised path so several edits of one file apply in order to one state.
     let mut planned: BTreeMap<String, PlannedFile> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     for edit in &edits.edits {
         let confined = confine(root, &edit.path, policy)?;
         if !planned.contains_key(&confined.relative) {
-            let before = read_existing(&confined)?;
+            let before = tree
+                .read(&confined.relative, MAX_EXISTING_BYTES)
+                .map_err(|error| refused(&confined.relative, error))?;
             let after = before
                 .as_ref()
                 .map(|bytes| String::from_utf8_lossy(bytes).into_owned());
@@ -206,7 +221,6 @@ pub fn prepare(
                 confined.relative.clone(),
                 PlannedFile {
                     path: confined.relative.clone(),
-                    absolute: confined.absolute.clone(),
                     before,
                     after,
                 },
@@ -220,7 +234,10 @@ pub fn prepare(
         .filter_map(|path| planned.remove(&path))
         .collect();
     check_sizes(&files, policy)?;
-    Ok(PreparedEdits { files })
+    Ok(PreparedEdits {
+        root: root.path().to_path_buf(),
+        files,
+    })
 }
 
 /// `prepare` then `commit`: the whole response or nothing.
@@ -243,35 +260,34 @@ fn confine(
             path: path.to_string(),
             reason,
         })?;
-    let real = root.resolved_relative(&confined);
-    for candidate in [&confined.relative, &real] {
-        if let Some(rule) = policy.protected.rule_for(candidate, false) {
-            return Err(ApplyError::Protected {
-                path: path.to_string(),
-                reason: PathRefusal::Protected { rule },
-            });
-        }
+    if let Some(rule) = policy.protected.rule_for(&confined.relative, false) {
+        return Err(ApplyError::Protected {
+            path: path.to_string(),
+            reason: PathRefusal::Protected { rule },
+        });
     }
     Ok(confined)
 }
 
-fn read_existing(path: &ConfinedPath) -> Result<Option<Vec<u8>>, ApplyError> {
-    match fs::metadata(&path.absolute) {
-        Ok(meta) if meta.is_dir() => Err(ApplyError::IsDirectory {
-            path: path.relative.clone(),
-        }),
-        Ok(_) => fs::read(&path.absolute)
-            .map(Some)
-            .map_err(|source| ApplyError::Io {
-                path: path.relative.clone(),
-                source,
-            }),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        // A parent that is a regular file shows up here; the write would fail the same way.
-        Err(source) => Err(ApplyError::Io {
-            path: path.relative.clone(),
-            source,
-        }),
+/// A work-tree refusal in the words of an application error: a link met on the way is a
+/// refused path, whatever a command or the repository put there since the path was checked.
+fn refused(path: &str, error: TreeError) -> ApplyError {
+    match error {
+        TreeError::Link { at } if at == path => ApplyError::PathRefused {
+            path: path.to_string(),
+            reason: PathRefusal::IsSymlink { link: at },
+        },
+        TreeError::Link { at } => ApplyError::PathRefused {
+            path: path.to_string(),
+            reason: PathRefusal::ThroughSymlink { link: at },
+        },
+        TreeError::IsAFolder { .. } => ApplyError::IsDirectory {
+            path: path.to_string(),
+        },
+        other => ApplyError::Io {
+            path: path.to_string(),
+            source: other.into(),
+        },
     }
 }
 
@@ -395,44 +411,12 @@ fn check_sizes(files: &[PlannedFile], policy: &ApplyPolicy) -> Result<(), ApplyE
     Ok(())
 }
 
-/// Writes `content` to a temporary file beside `target`, syncs it, keeps the old file's
-/// permissions, and renames it into place, so readers see the old or the new file, never half.
-pub fn write_atomically(target: &Path, content: &[u8]) -> std::io::Result<()> {
-    let dir = target
-        .parent()
-        .ok_or_else(|| std::io::Error::other("the target has no parent directory"))?;
-    fs::create_dir_all(dir)?;
-    let name = target
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("the target has no file name"))?
-        .to_string_lossy();
-    let temp = dir.join(format!(".{name}.autofix-{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = fs::File::create(&temp)?;
-        file.write_all(content)?;
-        if let Ok(meta) = fs::metadata(target) {
-            file.set_permissions(meta.permissions())?;
-        }
-        file.sync_all()?;
-        fs::rename(&temp, target)?;
-        if let Ok(dir_handle) = fs::File::open(dir) {
-            // Persist the rename itself; not every filesystem supports syncing a directory.
-            let _ = dir_handle.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    result
-}
-
 /// Puts back the files of a partly written response (best effort: we are already failing).
-fn restore(done: &[&PlannedFile]) {
+fn restore(tree: &Tree, done: &[&PlannedFile]) {
     for file in done.iter().rev() {
         let _ = match &file.before {
-            Some(old) => write_atomically(&file.absolute, old),
-            None => fs::remove_file(&file.absolute),
+            Some(old) => tree.write(&file.path, old, Permissions::KeepExisting, Way::Refuse),
+            None => tree.remove(&file.path, Way::Refuse),
         };
     }
 }
@@ -440,6 +424,8 @@ fn restore(done: &[&PlannedFile]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+
     use crate::edits::{EditFormat, FileEdit};
 
     fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, ProjectRoot) {
@@ -543,7 +529,15 @@ mod tests {
         std::os::unix::fs::symlink(root.path().join("logs"), root.path().join("notes")).unwrap();
         let policy = ApplyPolicy::new(ProtectedPaths::from_patterns(&root, &["/logs/"]).unwrap());
         let err = apply(&root, &writes(&[("notes/run.txt", write("x\n"))]), &policy).unwrap_err();
-        assert!(matches!(err, ApplyError::Protected { .. }), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "refused `notes/run.txt`: the path goes through a symbolic link (`notes`); autofix \
+             writes only through real folders"
+        );
+        assert_eq!(
+            fs::read_to_string(root.path().join("logs/run.txt")).unwrap(),
+            "log\n"
+        );
     }
 
     #[test]

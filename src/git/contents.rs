@@ -4,16 +4,20 @@
 use std::io;
 use std::path::Path;
 
-use git2::build::CheckoutBuilder;
 use git2::{ErrorCode, IndexEntry, IndexTime, Oid};
 
 use super::{BranchName, CommitMessage, CommitSha, GitError, Identity, Workspace};
+use crate::anchored::{Entry, Permissions, Tree, TreeError, Way};
 
 /// A file as the job wants it committed: its content, or `None` for a deletion.
 pub type FileContent<'a> = (&'a str, Option<&'a [u8]>);
 
-/// Git's mode for an ordinary file.
+/// Git's modes for an ordinary file, an executable, a link, a folder and a submodule.
 const REGULAR_FILE: u32 = 0o100_644;
+const EXECUTABLE_FILE: i32 = 0o100_755;
+const LINK: i32 = 0o120_000;
+const FOLDER: i32 = 0o040_000;
+const SUBMODULE: i32 = 0o160_000;
 /// How often, and after what pause, a branch ref that is locked is tried again.
 const LOCKED_RETRIES: u32 = 5;
 const LOCKED_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
@@ -119,51 +123,83 @@ impl Workspace {
         Ok(Some(blob.content().to_vec()))
     }
 
-    /// Puts `paths` back as HEAD has them: a tracked file is checked out again, a file HEAD does
-    /// not have is removed (and folders left empty by that, up to the root).
+    /// Puts `paths` back as HEAD has them, in the work tree and the index: a tracked file is
+    /// written again (a tracked link made again), a file HEAD does not have is removed (and
+    /// folders left empty by that, up to the root). Every write goes through the work tree's
+    /// anchored handle: a link or file a command put where a folder was is removed, never
+    /// followed.
     pub fn discard(&self, paths: &[String]) -> Result<(), GitError> {
         if paths.is_empty() {
             return Ok(());
         }
-        let head_tree = self
-            .find_commit(&self.head_commit()?)?
-            .tree()
-            .map_err(GitError::git("read HEAD's tree"))?;
-        let mut tracked = Vec::new();
+        let head = self.find_commit(&self.head_commit()?)?;
+        let head_tree = head.tree().map_err(GitError::git("read HEAD's tree"))?;
+        let tree = Tree::open(&self.root).map_err(|source| GitError::Io {
+            action: "open the work tree",
+            path: self.root.clone(),
+            source,
+        })?;
         for path in paths {
-            if head_tree.get_path(Path::new(path)).is_ok() {
-                tracked.push(path.as_str());
-                continue;
-            }
-            let absolute = self.root.join(path);
-            remove_entry(&absolute).map_err(|source| GitError::Io {
-                action: "remove a file validation left",
-                path: absolute.clone(),
-                source,
+            let relative = path.trim_end_matches('/');
+            let put_back = match head_tree.get_path(Path::new(relative)) {
+                Ok(entry) => self.put_back_entry(&tree, relative, &entry),
+                Err(_) => tree
+                    .remove(relative, Way::Clear)
+                    .and_then(|()| tree.remove_empty_folders_above(relative)),
+            };
+            put_back.map_err(|error| GitError::Io {
+                action: "put back a file validation changed",
+                path: self.root.join(relative),
+                source: error.into(),
             })?;
-            self.remove_empty_parents(&absolute);
         }
-        if !tracked.is_empty() {
-            let mut checkout = CheckoutBuilder::new();
-            checkout.force().disable_pathspec_match(true);
-            for path in &tracked {
-                checkout.path(*path);
-            }
-            self.repo
-                .checkout_head(Some(&mut checkout))
-                .map_err(GitError::git("check out the files validation changed"))?;
-        }
-        Ok(())
+        // The index follows HEAD for these paths again, as `git reset HEAD -- paths` would.
+        let pathspecs: Vec<&str> = paths.iter().map(|p| p.trim_end_matches('/')).collect();
+        self.repo
+            .reset_default(Some(head.as_object()), pathspecs)
+            .map_err(GitError::git(
+                "reset the index of the files validation changed",
+            ))
     }
 
-    fn remove_empty_parents(&self, path: &Path) {
-        let mut current = path.parent();
-        while let Some(dir) = current {
-            if dir == self.root || !dir.starts_with(&self.root) || std::fs::remove_dir(dir).is_err()
-            {
-                break;
-            }
-            current = dir.parent();
+    /// Writes HEAD's `entry` at `relative`: a file with git's mode, a link, or (for a folder
+    /// HEAD has there) nothing but the removal of a link or file that took its place.
+    fn put_back_entry(
+        &self,
+        tree: &Tree,
+        relative: &str,
+        entry: &git2::TreeEntry<'_>,
+    ) -> Result<(), TreeError> {
+        let blob = || {
+            self.repo
+                .find_blob(entry.id())
+                .map(|blob| blob.content().to_vec())
+                .map_err(|error| TreeError::Io {
+                    action: "read HEAD's content of",
+                    at: relative.to_string(),
+                    source: io::Error::other(error.message().to_string()),
+                })
+        };
+        match entry.filemode() {
+            EXECUTABLE_FILE => tree.write(
+                relative,
+                &blob()?,
+                Permissions::Git { executable: true },
+                Way::Clear,
+            ),
+            LINK => tree.write_link(relative, &blob()?, Way::Clear),
+            FOLDER => match tree.entry(relative) {
+                Ok(Entry::Folder) => Ok(()),
+                _ => tree.remove(relative, Way::Clear),
+            },
+            // A submodule's commit: git leaves its folder to the submodule.
+            SUBMODULE => Ok(()),
+            _ => tree.write(
+                relative,
+                &blob()?,
+                Permissions::Git { executable: false },
+                Way::Clear,
+            ),
         }
     }
 }
@@ -182,15 +218,5 @@ fn entry_for(path: &str, mode: u32, size: usize) -> IndexEntry {
         flags: 0,
         flags_extended: 0,
         path: path.as_bytes().to_vec(),
-    }
-}
-
-/// Removes a file, symlink or whole folder; one already gone is fine.
-fn remove_entry(path: &Path) -> io::Result<()> {
-    match path.symlink_metadata() {
-        Ok(metadata) if metadata.is_dir() => std::fs::remove_dir_all(path),
-        Ok(_) => std::fs::remove_file(path),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(error) => Err(error),
     }
 }

@@ -19,6 +19,8 @@ use lexical::LexicalIndex;
 use retrieve::PathNames;
 use symbols::Symbol;
 
+use crate::anchored::{Entry, Tree};
+
 pub use retrieve::{Ranked, Ranking, Span};
 
 /// Files larger than this are indexed by path only: no issue is about a 1 MiB file's words.
@@ -130,7 +132,8 @@ impl RepoIndex {
     /// The file's text, if it is a readable UTF-8 text file of indexable size.
     pub fn text(&self, id: u32) -> Option<String> {
         let document = self.document(id);
-        read_text(&self.root.join(&document.path)).map(|(text, _)| text)
+        let tree = Tree::open(&self.root).ok()?;
+        read_text(&tree, &document.path).map(|(text, _)| text)
     }
 
     /// The definitions in the file, parsed once and kept.
@@ -169,30 +172,35 @@ fn index_slice(
     let mut scratch = String::new();
     let mut counts = HashMap::new();
     let mut read = Vec::with_capacity(slice.len());
+    let tree = Tree::open(root).ok();
     for (offset, document) in slice.iter().enumerate() {
         let mut document = document.clone();
-        let path = root.join(&document.path);
-        match read_text(&path).filter(|(_, bytes)| *bytes <= budget) {
+        let text = tree
+            .as_ref()
+            .and_then(|tree| read_text(tree, &document.path));
+        match text.filter(|(_, bytes)| *bytes <= budget) {
             Some((text, bytes)) => {
                 budget -= bytes;
                 document.bytes = bytes;
                 document.indexed = true;
                 lexical.add((first + offset) as u32, &text, &mut scratch, &mut counts);
             }
-            None => document.bytes = std::fs::symlink_metadata(&path).map_or(0, |m| m.len()),
+            None => {
+                document.bytes = match tree.as_ref().map(|tree| tree.entry(&document.path)) {
+                    Some(Ok(Entry::File { bytes, .. })) => bytes,
+                    _ => 0,
+                }
+            }
         }
         read.push(document);
     }
     (lexical, read)
 }
 
-/// A regular file's text and size: `None` for a missing, large, binary or non-UTF-8 file.
-fn read_text(path: &Path) -> Option<(String, u64)> {
-    let metadata = std::fs::symlink_metadata(path).ok()?;
-    if !metadata.is_file() || metadata.len() > MAX_INDEXED_BYTES {
-        return None;
-    }
-    let bytes = std::fs::read(path).ok()?;
+/// A regular file's text and size: `None` for a missing, large, binary or non-UTF-8 file, a
+/// link, or a file below one.
+fn read_text(tree: &Tree, relative: &str) -> Option<(String, u64)> {
+    let bytes = tree.read(relative, MAX_INDEXED_BYTES).ok()??;
     if bytes.iter().take(8000).any(|b| *b == 0) {
         return None;
     }

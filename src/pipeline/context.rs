@@ -2,9 +2,8 @@
 //! files the repository index ranks for the issue — whole when they fit, else by the spans that
 //! matter with some lines around them, within a token budget; with each file's sha256.
 
-use std::io::Read;
-
 use super::plan::{Operation, Plan, allowed_path};
+use crate::anchored::{Tree, TreeError};
 use crate::edits::apply::sha256_hex;
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
 use crate::index::{Ranking, Span};
@@ -305,43 +304,28 @@ fn read_wanted(
 ) -> Result<Option<(String, Vec<u8>, String)>, String> {
     let path =
         allowed_path(&wanted.path, root, protected).map_err(|refusal| refusal.to_string())?;
-    let absolute = root.path().join(&path);
-    let metadata = match std::fs::metadata(&absolute) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return if wanted.created {
-                Ok(None)
-            } else {
-                Err("the file does not exist".into())
-            };
+    let tree =
+        Tree::open(root.path()).map_err(|error| format!("the file cannot be read: {error}"))?;
+    let bytes = match tree.read(&path, MAX_FILE_BYTES) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) if wanted.created => return Ok(None),
+        Ok(None) => return Err("the file does not exist".into()),
+        Err(TreeError::NotAFile { .. } | TreeError::IsAFolder { .. }) => {
+            return Err("the path is not a regular file".into());
         }
+        Err(TreeError::TooLarge { bytes, .. }) => {
+            return Err(format!(
+                "the file is too large to show ({bytes} bytes; at most {MAX_FILE_BYTES} are read)"
+            ));
+        }
+        Err(error @ TreeError::Link { .. }) => return Err(error.to_string()),
         Err(error) => return Err(format!("the file cannot be read: {error}")),
     };
-    if !metadata.is_file() {
-        return Err("the path is not a regular file".into());
-    }
-    if metadata.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "the file is too large to show ({} bytes; at most {MAX_FILE_BYTES} are read)",
-            metadata.len()
-        ));
-    }
-    let bytes = read_at_most(&absolute, MAX_FILE_BYTES)
-        .map_err(|error| format!("the file cannot be read: {error}"))?;
     if bytes.contains(&0) {
         return Err("binary file".into());
     }
     let content = String::from_utf8(bytes.clone()).map_err(|_| "not UTF-8 text".to_string())?;
     Ok(Some((path, bytes, content)))
-}
-
-/// Reads the file, never more than `limit` bytes even if it grew since it was measured.
-fn read_at_most(path: &std::path::Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(limit)
-        .read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 #[cfg(test)]

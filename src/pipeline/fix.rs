@@ -24,6 +24,7 @@ use super::run_log::RunLog;
 use super::sanitise;
 use super::test_report::{self, CommandReport, TestReport};
 use super::triage::{self, Triage};
+use crate::anchored::{Entry, Permissions, Tree, TreeError, Way};
 use crate::config::repo::{RepoConfig, ValidationCommand};
 use crate::edits::apply::{self, ApplyError, ApplyPolicy};
 use crate::edits::paths::{self, ProjectRoot, ProtectedPaths};
@@ -487,9 +488,10 @@ impl Job<'_> {
         Ok(())
     }
 
-    /// Writes `files` into the work tree as the change to validate.
+    /// Writes `files` into the work tree as the change to validate, never through a link the
+    /// new base or its checks put on the way.
     fn write_files(&mut self, files: &BTreeMap<String, Option<String>>) -> Result<(), Failed> {
-        let root = self.ready.root.path();
+        let tree = self.tree("validate")?;
         for (path, content) in files {
             let path = paths::normalise(path).map_err(|err| {
                 Failed::new(
@@ -498,27 +500,30 @@ impl Job<'_> {
                     err.to_string(),
                 )
             })?;
-            let absolute = root.join(&path);
             let written = match content {
-                Some(text) => apply::write_atomically(&absolute, text.as_bytes()),
-                None => std::fs::remove_file(&absolute).or_else(|err| {
-                    if err.kind() == std::io::ErrorKind::NotFound {
-                        Ok(())
-                    } else {
-                        Err(err)
-                    }
-                }),
+                Some(text) => tree.write(
+                    &path,
+                    text.as_bytes(),
+                    Permissions::KeepExisting,
+                    Way::Refuse,
+                ),
+                None => tree.remove(&path, Way::Refuse),
             };
-            written.map_err(|err| {
-                Failed::new(
-                    FailureCode::Preflight,
-                    "validate",
-                    format!("cannot write `{path}`: {err}"),
-                )
-            })?;
+            written.map_err(|err| tree_failure("validate", &path, "write", err))?;
             self.applied.insert(path, content.clone());
         }
         Ok(())
+    }
+
+    /// The work tree's anchored handle, through which every write of the job goes.
+    fn tree(&self, stage: &'static str) -> Result<Tree, Failed> {
+        Tree::open(self.ready.workspace.root()).map_err(|err| {
+            Failed::new(
+                FailureCode::Preflight,
+                stage,
+                format!("cannot open the work tree: {err}"),
+            )
+        })
     }
 
     async fn run(&mut self) -> Result<(), Failed> {
@@ -1286,66 +1291,46 @@ impl Job<'_> {
         })
     }
 
-    /// Puts the tree back to the model's work: a file the model wrote that a command changed
-    /// gets the model's content again, and anything else a command changed or left (besides
-    /// what setup fetched) is discarded. Each is listed in the run log.
+    /// Puts the tree back to the model's work. First everything a command changed or left
+    /// (besides what setup fetched) is discarded, links and files that took a folder's place
+    /// included; then a file the model wrote that a command changed gets the model's content
+    /// again, written through real folders only. Each is listed in the run log.
     fn keep_only_the_model_work(&mut self, stage: &'static str) -> Result<(), Failed> {
+        let tree = self.tree(stage)?;
         let ws = &self.ready.workspace;
         let failed =
             |err: crate::git::GitError| Failed::new(err.failure_code(), stage, err.to_string());
-        for (path, content) in &self.applied {
-            let absolute = ws.root().join(path);
-            let on_disk = std::fs::symlink_metadata(&absolute)
-                .ok()
-                .filter(|metadata| metadata.is_file())
-                .and_then(|_| std::fs::read(&absolute).ok());
-            let wanted = content.as_ref().map(|text| text.as_bytes());
-            if on_disk.as_deref() == wanted
-                && std::fs::symlink_metadata(&absolute).is_ok() == wanted.is_some()
-            {
-                continue;
-            }
-            self.log.line(&format!(
-                "{stage}: `{path}` was changed by a command; restored the model's version"
-            ));
-            let restored = match wanted {
-                Some(bytes) => {
-                    if std::fs::symlink_metadata(&absolute).is_ok_and(|m| m.is_dir()) {
-                        let _ = std::fs::remove_dir_all(&absolute);
-                    }
-                    apply::write_atomically(&absolute, bytes)
-                }
-                None => std::fs::remove_file(&absolute).or_else(|err| {
-                    if err.kind() == std::io::ErrorKind::NotFound {
-                        Ok(())
-                    } else {
-                        std::fs::remove_dir_all(&absolute)
-                    }
-                }),
-            };
-            restored.map_err(|err| {
-                Failed::new(
-                    FailureCode::Preflight,
-                    stage,
-                    format!("cannot restore `{path}`: {err}"),
-                )
-            })?;
-        }
+        let changed_by_a_command: Vec<&String> = self
+            .applied
+            .iter()
+            .filter(|(path, content)| !holds(&tree, path, content.as_deref()))
+            .map(|(path, _)| path)
+            .collect();
         let left: Vec<String> = ws
             .changed_paths()
             .map_err(failed)?
             .into_iter()
             .filter(|path| !self.applied.contains_key(path) && !self.setup_outputs.contains(path))
             .collect();
-        if left.is_empty() {
-            return Ok(());
-        }
         for path in &left {
             self.log.line(&format!(
                 "{stage}: discarded `{path}`, which a command left in the tree"
             ));
         }
-        ws.discard(&left).map_err(failed)
+        ws.discard(&left).map_err(failed)?;
+        for path in changed_by_a_command {
+            self.log.line(&format!(
+                "{stage}: `{path}` was changed by a command; restored the model's version"
+            ));
+            let restored = match &self.applied[path] {
+                Some(text) => {
+                    tree.write(path, text.as_bytes(), Permissions::KeepExisting, Way::Clear)
+                }
+                None => tree.remove(path, Way::Clear),
+            };
+            restored.map_err(|err| tree_failure(stage, path, "restore", err))?;
+        }
+        Ok(())
     }
 
     async fn audit(
@@ -1618,12 +1603,40 @@ fn revision_triage(revision: &Revision) -> Triage {
 
 /// The bytes of the files the plan names, as they are now (a file to create counts nothing).
 fn planned_bytes(root: &ProjectRoot, plan: &Plan) -> u64 {
+    let Ok(tree) = Tree::open(root.path()) else {
+        return 0;
+    };
     plan.file_changes
         .iter()
-        .filter_map(|change| std::fs::metadata(root.path().join(&change.path)).ok())
-        .filter(|metadata| metadata.is_file())
-        .map(|metadata| metadata.len())
+        .filter_map(|change| match tree.entry(&change.path) {
+            Ok(Entry::File { bytes, .. }) => Some(bytes),
+            _ => None,
+        })
         .sum()
+}
+
+/// Whether the work tree holds exactly `wanted` at `path` (`None`: nothing there), seen
+/// without following a link; a link anywhere on the way means it does not.
+fn holds(tree: &Tree, path: &str, wanted: Option<&str>) -> bool {
+    match (tree.entry(path), wanted) {
+        (Ok(Entry::File { bytes, .. }), Some(text)) if bytes == text.len() as u64 => tree
+            .read(path, bytes)
+            .is_ok_and(|read| read.as_deref() == Some(text.as_bytes())),
+        (Ok(Entry::Missing), None) => true,
+        _ => false,
+    }
+}
+
+/// A write the work tree refused: a link or a file in a folder's way is outside what the job
+/// may write; anything else is the machine's fault.
+fn tree_failure(stage: &'static str, path: &str, action: &str, err: TreeError) -> Failed {
+    let code = match err {
+        TreeError::Link { .. } | TreeError::NotAFolder { .. } | TreeError::NotRelative { .. } => {
+            FailureCode::WriteScopeViolation
+        }
+        _ => FailureCode::Preflight,
+    };
+    Failed::new(code, stage, format!("cannot {action} `{path}`: {err}"))
 }
 
 fn argv_of(command: &ValidationCommand) -> Vec<String> {

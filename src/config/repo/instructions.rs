@@ -3,6 +3,7 @@
 
 use std::io::Read;
 
+use crate::anchored::{Tree, TreeError};
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
 
 /// The instruction files found, in the configured order.
@@ -62,24 +63,21 @@ fn read_one(
     left: usize,
 ) -> Result<Option<InstructionFile>, String> {
     let confined = root.confine(path).map_err(|refusal| refusal.to_string())?;
-    let metadata = match std::fs::metadata(&confined.absolute) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(format!("cannot be read: {error}")),
+    let tree = Tree::open(root.path()).map_err(|error| format!("cannot be read: {error}"))?;
+    let file = match tree.open_file(&confined.relative) {
+        Ok(Some((file, _))) => file,
+        Ok(None) => return Ok(None),
+        Err(TreeError::NotAFile { .. } | TreeError::IsAFolder { .. }) => {
+            return Err("is not a regular file".into());
+        }
+        Err(error) => return Err(error.to_string()),
     };
-    if !metadata.is_file() {
-        return Err("is not a regular file".into());
-    }
-    let resolved = root.resolved_relative(&confined);
-    if let Some(rule) = protected
-        .rule_for(&confined.relative, false)
-        .or_else(|| protected.rule_for(&resolved, false))
-    {
+    if let Some(rule) = protected.rule_for(&confined.relative, false) {
         return Err(format!("is a denied path (rule `{rule}`)"));
     }
     let mut bytes = Vec::new();
-    std::fs::File::open(&confined.absolute)
-        .and_then(|file| file.take(left as u64 + 1).read_to_end(&mut bytes))
+    file.take(left as u64 + 1)
+        .read_to_end(&mut bytes)
         .map_err(|error| format!("cannot be read: {error}"))?;
     let truncated = bytes.len() > left;
     bytes.truncate(left);

@@ -1,7 +1,6 @@
 //! Finding the configuration file in a checkout, reading it safely, and turning byte offsets
 //! and key paths into the line and column a person can find.
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
@@ -9,6 +8,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::RepoConfigError;
 use super::check::{KeyPath, Segment};
+use crate::anchored::{Entry, Tree, TreeError};
 
 /// Where the configuration may live, relative to the repository root. Exactly one may exist.
 pub const CANDIDATE_PATHS: &[&str] = &[
@@ -64,47 +64,42 @@ pub(super) fn find(root: &Path) -> Result<Option<PathBuf>, RepoConfigError> {
     }
 }
 
-/// Present in any form, a dangling symlink included (reading it then says what is wrong).
+/// Present in any form, a dangling symlink included (reading it then says what is wrong). Looked
+/// for without following links: a `.github` that is a link is refused, wherever it points.
 fn exists(root: &Path, relative: &str) -> Result<bool, RepoConfigError> {
-    match std::fs::symlink_metadata(root.join(relative)) {
+    let refuse = |message: String| RepoConfigError::single(relative, None, message);
+    let tree = Tree::open(root).map_err(|error| refuse(format!("cannot be checked: {error}")))?;
+    match tree.entry(relative) {
+        Ok(Entry::Missing) => Ok(false),
         Ok(_) => Ok(true),
-        Err(error)
-            if matches!(
-                error.kind(),
-                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-            ) =>
-        {
-            Ok(false)
-        }
-        Err(error) => Err(RepoConfigError::single(
-            relative,
-            None,
-            format!("cannot be checked: {error}"),
-        )),
+        // A file where `.github` should be a folder holds no configuration.
+        Err(TreeError::NotAFolder { .. }) => Ok(false),
+        Err(error @ TreeError::Link { .. }) => Err(refuse(error.to_string())),
+        Err(error) => Err(refuse(format!("cannot be checked: {error}"))),
     }
 }
 
-/// The file's bytes: a regular file (not a symlink, which could point anywhere), not too big.
+/// The file's bytes: a regular file (not a symlink, which could point anywhere, and not below
+/// one), not too big, read through the work tree's anchored handle.
 pub(super) fn read(root: &Path, relative: &Path, name: &str) -> Result<Vec<u8>, RepoConfigError> {
-    let path = root.join(relative);
     let refuse = |message: String| RepoConfigError::single(name, None, message);
-    let metadata = std::fs::symlink_metadata(&path)
-        .map_err(|error| refuse(format!("cannot be read: {error}")))?;
-    if metadata.file_type().is_symlink() {
-        return Err(refuse(
+    let tree = Tree::open(root).map_err(|error| refuse(format!("cannot be read: {error}")))?;
+    let relative = relative.to_string_lossy();
+    match tree.read(&relative, MAX_FILE_BYTES) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(refuse("cannot be read: it is gone".into())),
+        Err(TreeError::Link { at }) if at == relative => Err(refuse(
             "is a symbolic link; autofix reads its configuration only from a regular file".into(),
-        ));
+        )),
+        Err(error @ TreeError::Link { .. }) => Err(refuse(error.to_string())),
+        Err(TreeError::NotAFile { .. } | TreeError::IsAFolder { .. }) => {
+            Err(refuse("is not a regular file".into()))
+        }
+        Err(TreeError::TooLarge { bytes, .. }) => Err(refuse(format!(
+            "is {bytes} bytes; a configuration may hold at most {MAX_FILE_BYTES}"
+        ))),
+        Err(error) => Err(refuse(format!("cannot be read: {error}"))),
     }
-    if !metadata.is_file() {
-        return Err(refuse("is not a regular file".into()));
-    }
-    if metadata.len() > MAX_FILE_BYTES {
-        return Err(refuse(format!(
-            "is {} bytes; a configuration may hold at most {MAX_FILE_BYTES}",
-            metadata.len()
-        )));
-    }
-    std::fs::read(&path).map_err(|error| refuse(format!("cannot be read: {error}")))
 }
 
 /// The bytes as text, or where the first byte that is not UTF-8 sits.
