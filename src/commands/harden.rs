@@ -1,5 +1,6 @@
 //! The bot's own process, hardened before any work: not dumpable (no `/proc/PID/mem`, no
-//! ptrace by the same user), its configuration variables gone once read, and the sandbox check.
+//! ptrace by the same user), its configuration variables gone once read, its open-files limit
+//! raised, and the sandbox check.
 
 use std::time::Duration;
 
@@ -48,6 +49,38 @@ fn wipe_value(name: &std::ffi::OsStr) {
             let len = libc::strlen(value);
             std::ptr::write_bytes(value, b'x', len);
         }
+    }
+}
+
+/// The soft limit of open files before and after [`open_files_to_hard_limit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenFilesLimit {
+    pub was: u64,
+    pub now: u64,
+}
+
+/// Raises this process's soft `RLIMIT_NOFILE` to its hard limit: systemd starts a service at
+/// 1024 open files, which idle webhook connections alone could use up, and autofix never calls
+/// `select(2)`, the reason that default is low.
+pub fn open_files_to_hard_limit() -> std::io::Result<OpenFilesLimit> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit read and write only the rlimit they are given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let was = limit.rlim_cur;
+        limit.rlim_cur = limit.rlim_max;
+        if was < limit.rlim_max && libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(OpenFilesLimit {
+            was,
+            now: limit.rlim_cur.max(was),
+        })
     }
 }
 

@@ -13,6 +13,7 @@ use crate::forge::github_api::GitHubClient;
 use crate::forge::gitlab_api::GitLabClient;
 use crate::git::Identity;
 use crate::llm::LlmProvider;
+use crate::server::DoorSettings;
 use crate::worker::WorkerSettings;
 
 /// The parts of the bot built from a configuration that `serve` accepts.
@@ -23,11 +24,13 @@ pub struct Parts {
     pub identity: Identity,
     pub llm: Box<dyn LlmProvider>,
     pub workdir: PathBuf,
+    pub door: DoorSettings,
 }
 
 /// Builds every part `serve` needs from `config`, or says in one line which key stops it.
 pub fn build_parts(config: &ServiceConfig) -> Result<Parts, String> {
     let settings = worker_settings(config)?;
+    let door = door_settings(config)?;
     let (github, gitlab) = forge_clients(config)?;
     let identity = Identity::new(&config.git.author_name, &config.git.author_email)
         .map_err(|err| format!("git.author_name / git.author_email: {err}"))?;
@@ -43,6 +46,27 @@ pub fn build_parts(config: &ServiceConfig) -> Result<Parts, String> {
         identity,
         llm,
         workdir,
+        door,
+    })
+}
+
+/// The webhook server's connection deadlines and cap; none may be 0 (a door that never opens,
+/// or closes every connection at once).
+fn door_settings(config: &ServiceConfig) -> Result<DoorSettings, String> {
+    let server = &config.server;
+    for (key, value) in [
+        ("header_read_timeout_ms", server.header_read_timeout_ms),
+        ("idle_timeout_ms", server.idle_timeout_ms),
+        ("max_connections", server.max_connections as u64),
+    ] {
+        if value == 0 {
+            return Err(format!("server.{key} must be at least 1, not 0"));
+        }
+    }
+    Ok(DoorSettings {
+        header_read_timeout: Duration::from_millis(server.header_read_timeout_ms),
+        idle_timeout: Duration::from_millis(server.idle_timeout_ms),
+        max_connections: server.max_connections,
     })
 }
 
@@ -372,6 +396,37 @@ mod tests {
         );
         let sandbox = report.iter().find(|part| part.name == "sandbox").unwrap();
         assert_eq!(sandbox.readiness, Readiness::Broken);
+    }
+
+    #[test]
+    fn the_door_defaults_are_the_ones_the_server_uses_without_a_configuration() {
+        let data = tempfile::tempdir().unwrap();
+        let config = config(&[("AUTOFIX__WORKDIR", data.path().to_str().unwrap())]);
+        let parts = build_parts(&config).expect("the defaults start");
+        assert_eq!(parts.door, DoorSettings::default());
+    }
+
+    #[test]
+    fn a_door_limit_of_zero_stops_the_start_with_its_key() {
+        let data = tempfile::tempdir().unwrap();
+        for key in [
+            "HEADER_READ_TIMEOUT_MS",
+            "IDLE_TIMEOUT_MS",
+            "MAX_CONNECTIONS",
+        ] {
+            let config = config(&[
+                ("AUTOFIX__WORKDIR", data.path().to_str().unwrap()),
+                (&format!("AUTOFIX__SERVER__{key}"), "0"),
+            ]);
+            let err = build_parts(&config).err().expect("0 is refused");
+            assert_eq!(
+                err,
+                format!(
+                    "server.{} must be at least 1, not 0",
+                    key.to_ascii_lowercase()
+                )
+            );
+        }
     }
 
     #[test]

@@ -99,6 +99,14 @@ async fn drain(
 
 /// Builds everything, serves webhooks and runs jobs until SIGTERM or ctrl-c.
 pub async fn serve(config: ServiceConfig) -> Result<(), String> {
+    match super::harden::open_files_to_hard_limit() {
+        Ok(limit) => tracing::info!(
+            soft_was = limit.was,
+            soft = limit.now,
+            "open files: the soft limit is the hard limit"
+        ),
+        Err(error) => tracing::warn!(%error, "open files: the soft limit could not be raised"),
+    }
     let Parts {
         settings,
         github,
@@ -106,6 +114,7 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         identity,
         llm,
         workdir,
+        door,
     } = preflight::build_parts(&config)?;
     // The data directory holds the job store, the worktrees and perhaps a GitHub App's key: its
     // user's only.
@@ -135,6 +144,7 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         &config.llm.model,
         telemetry.clone(),
     );
+    let metrics = Arc::new(Metrics::with_telemetry(telemetry.clone()));
     let state = ServerState {
         store: store.clone(),
         github_secrets: config.github.all_webhook_secrets(),
@@ -144,7 +154,7 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         remark_wait: Duration::from_millis(config.bot.remark_wait_ms),
         body_limit: config.server.body_limit_bytes,
         read_timeout: Duration::from_secs(config.server.read_timeout_secs),
-        metrics: Arc::new(Metrics::with_telemetry(telemetry.clone())),
+        metrics: metrics.clone(),
         job_queued: wake.clone(),
     };
     let sandbox = super::harden::check_sandbox(&config.sandbox());
@@ -180,7 +190,8 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     let pool = tokio::spawn(worker::run_pool(context.clone(), wake, stop));
     tracing::info!(%address, "autofix serve: listening for webhooks");
     let routes = server::router(state).merge(pages::router(pages));
-    let served = server::serve(listener, routes, server::shutdown_signal()).await;
+    let served =
+        server::serve_with(listener, routes, door, metrics, server::shutdown_signal()).await;
     drain(
         &context,
         pool,

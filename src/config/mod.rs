@@ -68,6 +68,9 @@ pub struct ServerSection {
     pub listen: String,
     pub body_limit_bytes: usize,
     pub read_timeout_secs: u64,
+    pub header_read_timeout_ms: u64,
+    pub idle_timeout_ms: u64,
+    pub max_connections: usize,
     /// Bearer token of the setup and jobs pages; empty: they answer on loopback only.
     #[serde(serialize_with = "masked")]
     pub admin_token: SecretString,
@@ -460,6 +463,9 @@ mod tests {
         let config = ServiceConfig::load(None, vec![]).unwrap();
         assert_eq!(config.server.listen, "127.0.0.1:8080");
         assert_eq!(config.server.body_limit_bytes, 5 * 1024 * 1024);
+        assert_eq!(config.server.header_read_timeout_ms, 10_000);
+        assert_eq!(config.server.idle_timeout_ms, 60_000);
+        assert_eq!(config.server.max_connections, 1024);
         assert!(config.github.webhook_secrets.is_empty());
         assert!(config.gitlab.webhook_secrets.is_empty());
         assert_eq!(config.bot.trigger_label, "auto-fix");
@@ -536,6 +542,22 @@ mod tests {
         assert_eq!(
             limit.to_string(),
             "configuration: AUTOFIX__SERVER__BODY_LIMIT_BYTES must be a whole number, not `5MiB`"
+        );
+        let connections =
+            ServiceConfig::load(None, vars(&[("AUTOFIX__SERVER__MAX_CONNECTIONS", "lots")]))
+                .unwrap_err();
+        assert_eq!(
+            connections.to_string(),
+            "configuration: AUTOFIX__SERVER__MAX_CONNECTIONS must be a whole number, not `lots`"
+        );
+        let timeout = ServiceConfig::load(
+            None,
+            vars(&[("AUTOFIX__SERVER__HEADER_READ_TIMEOUT_MS", "10s")]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            timeout.to_string(),
+            "configuration: AUTOFIX__SERVER__HEADER_READ_TIMEOUT_MS must be a whole number, not `10s`"
         );
         let unknown =
             ServiceConfig::load(Some(("autofix.toml", "[github]\nsecret = \"x\"\n")), vec![])

@@ -1,10 +1,12 @@
-//! `GET /metrics`: the ingress counters (deliveries by forge and outcome, jobs enqueued) kept
-//! in atomics, the process's telemetry, and the job store's counts by state, in Prometheus text.
+//! `GET /metrics`: the ingress counters (deliveries by forge and outcome, jobs enqueued, the
+//! door's connections) kept in atomics, the process's telemetry, and the job store's counts by
+//! state, in Prometheus text.
 
 use std::fmt::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::door::Ending;
 use crate::forge::ForgeKind;
 use crate::store::JobState;
 use crate::telemetry::Telemetry;
@@ -44,6 +46,26 @@ impl Outcome {
     }
 }
 
+const ENDINGS: [Ending; 3] = [Ending::HeaderTimeout, Ending::IdleTimeout, Ending::Evicted];
+
+fn ending_label(ending: Ending) -> &'static str {
+    match ending {
+        Ending::HeaderTimeout => "header_timeout",
+        Ending::IdleTimeout => "idle_timeout",
+        Ending::Evicted => "evicted",
+    }
+}
+
+/// The door's connections: held now, the most it holds, and those it closed or refused.
+#[derive(Debug, Default)]
+struct DoorCounters {
+    open: AtomicU64,
+    limit: AtomicU64,
+    closed: [AtomicU64; ENDINGS.len()],
+    refused: AtomicU64,
+    accept_errors: AtomicU64,
+}
+
 #[derive(Debug, Default)]
 struct ForgeCounters {
     received: AtomicU64,
@@ -56,6 +78,7 @@ pub struct Metrics {
     github: ForgeCounters,
     gitlab: ForgeCounters,
     jobs_enqueued: AtomicU64,
+    door: DoorCounters,
     /// What the workers and the LLM client of this process measured.
     telemetry: Arc<Telemetry>,
 }
@@ -83,6 +106,36 @@ impl Metrics {
 
     pub fn job_enqueued(&self) {
         self.jobs_enqueued.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn connection_limit(&self, limit: usize) {
+        self.door.limit.store(limit as u64, Ordering::Relaxed);
+    }
+
+    pub fn connection_opened(&self) {
+        self.door.open.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn connection_closed(&self) {
+        self.door.open.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// The door closed a connection itself, for `ending`.
+    pub fn connection_ended(&self, ending: Ending) {
+        let index = ENDINGS
+            .iter()
+            .position(|known| *known == ending)
+            .expect("every ending is listed in ENDINGS");
+        self.door.closed[index].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A connection answered 503: every place was taken by a request in flight.
+    pub fn connection_refused(&self) {
+        self.door.refused.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn accept_failed(&self) {
+        self.door.accept_errors.fetch_add(1, Ordering::Relaxed);
     }
 
     fn forge(&self, forge: ForgeKind) -> &ForgeCounters {
@@ -128,8 +181,61 @@ impl Metrics {
             "autofix_jobs_enqueued_total {}",
             self.jobs_enqueued.load(Ordering::Relaxed)
         );
+        self.render_door(&mut text);
         self.telemetry.render(&mut text);
         text
+    }
+}
+
+impl Metrics {
+    fn render_door(&self, text: &mut String) {
+        let door = &self.door;
+        let gauges = [
+            (
+                "autofix_http_connections_open",
+                "Connections the webhook server holds open.",
+                &door.open,
+            ),
+            (
+                "autofix_http_connection_limit",
+                "Most connections held at once (server.max_connections, lowered by the open-files limit).",
+                &door.limit,
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let _ = writeln!(text, "# HELP {name} {help}");
+            let _ = writeln!(text, "# TYPE {name} gauge");
+            let _ = writeln!(text, "{name} {}", value.load(Ordering::Relaxed));
+        }
+        text.push_str(
+            "# HELP autofix_http_connections_closed_total Connections the server closed itself, by reason.\n",
+        );
+        text.push_str("# TYPE autofix_http_connections_closed_total counter\n");
+        for (ending, count) in ENDINGS.iter().zip(&door.closed) {
+            let _ = writeln!(
+                text,
+                "autofix_http_connections_closed_total{{reason=\"{}\"}} {}",
+                ending_label(*ending),
+                count.load(Ordering::Relaxed)
+            );
+        }
+        let counters = [
+            (
+                "autofix_http_connections_refused_total",
+                "Connections answered 503 because every place was in a request.",
+                &door.refused,
+            ),
+            (
+                "autofix_http_accept_errors_total",
+                "Accepts that failed (such as too many open files).",
+                &door.accept_errors,
+            ),
+        ];
+        for (name, help, value) in counters {
+            let _ = writeln!(text, "# HELP {name} {help}");
+            let _ = writeln!(text, "# TYPE {name} counter");
+            let _ = writeln!(text, "{name} {}", value.load(Ordering::Relaxed));
+        }
     }
 }
 

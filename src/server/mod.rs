@@ -1,6 +1,7 @@
 //! The webhook ingress (`autofix serve`): authenticates and reads deliveries, records each wanted
 //! one and its job in the store in one transaction, and answers at once. No git, LLM or forge API.
 
+mod door;
 mod metrics;
 pub mod pages;
 
@@ -24,6 +25,7 @@ use crate::forge::{
 };
 use crate::store::{Delivery, EnqueueOutcome, JobKey, Store, StoreError};
 
+pub use door::{DoorSettings, serve_with};
 pub use metrics::{Metrics, Outcome};
 
 /// Everything the ingress needs; built once by `autofix serve` (or a test) and shared.
@@ -71,17 +73,21 @@ pub fn router(state: ServerState) -> Router {
         .with_state(Arc::new(state))
 }
 
-/// Serves `router` on `listener` until `shutdown` completes, then finishes the requests in flight.
+/// Serves `router` on `listener` with the default door (see [`serve_with`]) until `shutdown`
+/// completes, then finishes the requests in flight.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    // The peer's address tells the pages whether a request comes from loopback.
-    let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, service)
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with(
+        listener,
+        router,
+        DoorSettings::default(),
+        Arc::new(Metrics::default()),
+        shutdown,
+    )
+    .await
 }
 
 /// Completes on ctrl-c or, on Unix, SIGTERM (what `systemctl stop` and `docker stop` send).

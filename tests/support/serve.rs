@@ -15,9 +15,20 @@ impl ServeProcess {
     /// Starts `autofix serve` with only `PATH`, `HOME=dir` and `vars` in its environment (and
     /// `AUTOFIX__SERVER__LISTEN` on a free port); waits until `/healthz` answers.
     pub fn start(dir: &Path, name: &str, vars: &[(&str, String)]) -> ServeProcess {
+        Self::start_with(dir, name, vars, |_| {})
+    }
+
+    /// As [`ServeProcess::start`], with `prepare` applied to the command first (a story's
+    /// resource limits, …).
+    pub fn start_with(
+        dir: &Path,
+        name: &str,
+        vars: &[(&str, String)],
+        prepare: impl Fn(&mut Command),
+    ) -> ServeProcess {
         for attempt in 0..5 {
             let log = dir.join(format!("{name}-{attempt}.log"));
-            if let Some(serve) = Self::try_start(dir, &log, vars) {
+            if let Some(serve) = Self::try_start(dir, &log, vars, &prepare) {
                 return serve;
             }
         }
@@ -27,7 +38,12 @@ impl ServeProcess {
         );
     }
 
-    fn try_start(dir: &Path, log: &Path, vars: &[(&str, String)]) -> Option<ServeProcess> {
+    fn try_start(
+        dir: &Path,
+        log: &Path,
+        vars: &[(&str, String)],
+        prepare: &impl Fn(&mut Command),
+    ) -> Option<ServeProcess> {
         let port = free_port();
         let mut command = Command::new(env!("CARGO_BIN_EXE_autofix"));
         command
@@ -39,6 +55,7 @@ impl ServeProcess {
         for (name, value) in vars {
             command.env(name, value);
         }
+        prepare(&mut command);
         let child = command
             .stdout(std::fs::File::create(log).expect("a log file"))
             .stderr(Stdio::inherit())
