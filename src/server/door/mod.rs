@@ -409,3 +409,20 @@ impl Drop for InRequest {
         self.door.slots().request_finished(self.id, Instant::now());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_accepts_wait_longer_each_time_up_to_a_second_and_start_over_after_a_success() {
+        let emfile = std::io::Error::from_raw_os_error(libc::EMFILE);
+        let mut failures = AcceptFailures::default();
+        let pauses: Vec<u128> = (0..10)
+            .map(|_| failures.failed(&emfile).as_millis())
+            .collect();
+        assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
+        failures.recovered();
+        assert_eq!(failures.failed(&emfile), FIRST_BACKOFF);
+    }
+}
