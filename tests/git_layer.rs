@@ -866,6 +866,50 @@ fn rollback_leaves_a_nested_repository_alone_and_says_the_tree_is_not_clean() {
 }
 
 #[test]
+fn rollback_replaces_a_tracked_folder_turned_into_a_link_without_writing_through_it() {
+    let repo = Repo::new();
+    repo.commit_file("keys/authorized_keys", "repo fixture\n", "test(keys): add a key fixture");
+    repo.commit_file("tools/run.sh", "#!/bin/sh\n", "chore(tools): add the run script");
+    let baseline = sha(&repo.head());
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("authorized_keys"), "the owner's key\n").unwrap();
+    fs::remove_dir_all(repo.path("keys")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.path("keys")).unwrap();
+    // A tracked file turned into a link, too.
+    fs::remove_file(repo.path("tools/run.sh")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("authorized_keys"), repo.path("tools/run.sh"))
+        .unwrap();
+
+    repo.workspace().rollback(&baseline).unwrap();
+
+    assert_eq!(
+        fs::read_to_string(outside.path().join("authorized_keys")).unwrap(),
+        "the owner's key\n"
+    );
+    assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1);
+    assert!(fs::symlink_metadata(repo.path("keys")).unwrap().is_dir());
+    assert_eq!(repo.read("keys/authorized_keys"), "repo fixture\n");
+    assert!(fs::symlink_metadata(repo.path("tools/run.sh")).unwrap().is_file());
+    assert_eq!(repo.porcelain(), "");
+}
+
+#[test]
+fn discarding_a_file_named_like_a_pattern_puts_back_that_file_alone() {
+    let repo = Repo::new();
+    repo.commit_file("a[1].txt", "one\n", "test(names): add a bracketed name");
+    repo.commit_file("a1.txt", "plain\n", "test(names): add a plain name");
+    repo.write("a[1].txt", "changed\n");
+    repo.write("a1.txt", "changed too\n");
+    repo.git(&["add", "a1.txt"]);
+
+    repo.workspace().discard(&["a[1].txt".to_string()]).unwrap();
+
+    assert_eq!(repo.read("a[1].txt"), "one\n");
+    assert_eq!(repo.read("a1.txt"), "changed too\n");
+    assert_eq!(repo.porcelain(), "M  a1.txt\n", "the other file stays staged");
+}
+
+#[test]
 fn rollback_moves_the_branch_back_over_the_jobs_commits() {
     let repo = Repo::new();
     let baseline = sha(&repo.head());

@@ -153,13 +153,37 @@ impl Workspace {
                 source: error.into(),
             })?;
         }
-        // The index follows HEAD for these paths again, as `git reset HEAD -- paths` would.
-        let pathspecs: Vec<&str> = paths.iter().map(|p| p.trim_end_matches('/')).collect();
-        self.repo
-            .reset_default(Some(head.as_object()), pathspecs)
-            .map_err(GitError::git(
-                "reset the index of the files validation changed",
-            ))
+        self.index_follows_head(&head_tree, paths)
+    }
+
+    /// The index entries of `paths` made HEAD's again, as `git reset HEAD -- paths` would but
+    /// path by path (a pathspec would read `[` and `*` in a file name as patterns).
+    fn index_follows_head(
+        &self,
+        head_tree: &git2::Tree<'_>,
+        paths: &[String],
+    ) -> Result<(), GitError> {
+        let index_error = GitError::git("reset the index of the files validation changed");
+        let mut index = self.repo.index().map_err(&index_error)?;
+        for path in paths {
+            let relative = path.trim_end_matches('/');
+            match head_tree.get_path(Path::new(relative)) {
+                Ok(entry) if matches!(entry.kind(), Some(git2::ObjectType::Blob)) => {
+                    let mut staged = entry_for(relative, entry.filemode() as u32, 0);
+                    staged.id = entry.id();
+                    index.add(&staged).map_err(&index_error)?;
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    if index.get_path(Path::new(relative), 0).is_some() {
+                        index
+                            .remove_path(Path::new(relative))
+                            .map_err(&index_error)?;
+                    }
+                }
+            }
+        }
+        index.write().map_err(&index_error)
     }
 
     /// Writes HEAD's `entry` at `relative`: a file with git's mode, a link, or (for a folder
