@@ -177,6 +177,12 @@ enum ConfigAction {
 
 fn main() -> ExitCode {
     autofix::commands::harden::this_process();
+    // Before anything can open a repository: the service user's ~/.gitconfig and the system's
+    // git configuration must never redirect a fetch or a push of this process.
+    if let Err(error) = autofix::git::ignore_global_config() {
+        eprintln!("autofix: error: {}", error.message());
+        return ExitCode::from(2);
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::Apply {

@@ -3,8 +3,13 @@
 
 mod support;
 
-use support::bot::{BotTester, FAILED_LABEL, FIXED_PY, python_project, script_python_fix};
+use support::bot::{
+    BotTester, FAILED_LABEL, FIXED_PY, GITHUB_TOKEN, LLM_KEY, WEBHOOK_SECRET, python_project,
+    script_python_fix,
+};
 use support::deliveries;
+use support::git_http::BareRepo;
+use support::serve::ServeProcess;
 
 const PROJECT: &str = "acme/widgets";
 
@@ -315,4 +320,80 @@ async fn a_failure_report_the_forge_never_takes_is_given_up_after_its_tries() {
         "{shown}"
     );
     assert!(t.run_until_idle().await.is_empty(), "nothing runs for ever");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_server_fetches_from_the_real_remote_whatever_the_service_users_gitconfig_says() {
+    let mut t = BotTester::github().await;
+    let remote = t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+    // The service user's home and XDG folder both redirect the forge's URL to a repository of
+    // the attacker's, which holds the same project and one file more.
+    let home = tempfile::tempdir().unwrap();
+    let mut planted = python_project();
+    planted.push(("planted.txt", "from the attacker's repository\n"));
+    let attacker = BareRepo::create(&home.path().join("attacker.git"), "main", &planted);
+    let redirect = format!(
+        "[url \"{}\"]\n\tinsteadOf = {}\n",
+        attacker.path().display(),
+        t.git.url(PROJECT)
+    );
+    std::fs::write(home.path().join(".gitconfig"), &redirect).unwrap();
+    let xdg = home.path().join("xdg");
+    std::fs::create_dir_all(xdg.join("git")).unwrap();
+    std::fs::write(xdg.join("git").join("config"), &redirect).unwrap();
+    let vars = [
+        (
+            "AUTOFIX__WORKDIR",
+            home.path().join("work").display().to_string(),
+        ),
+        ("AUTOFIX__GITHUB__API_URL", t.github_fake().api_url()),
+        ("AUTOFIX__GITHUB__TOKEN", GITHUB_TOKEN.to_owned()),
+        ("AUTOFIX__GITHUB__WEBHOOK_SECRET", WEBHOOK_SECRET.to_owned()),
+        ("AUTOFIX__LLM__PROVIDER", "anthropic".to_owned()),
+        ("AUTOFIX__LLM__BASE_URL", t.llm.base_url()),
+        ("AUTOFIX__LLM__MODEL", "claude-story".to_owned()),
+        ("AUTOFIX__LLM__API_KEY", LLM_KEY.to_owned()),
+        ("AUTOFIX__LLM__MAX_RETRIES", "0".to_owned()),
+        ("AUTOFIX__BOT__POLL_INTERVAL_MS", "100".to_owned()),
+        ("XDG_CONFIG_HOME", xdg.display().to_string()),
+    ];
+    let serve = ServeProcess::start(home.path(), "gitconfig", &vars);
+    t.send_deliveries_to(serve.base.clone());
+
+    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while t.change_requests(PROJECT).is_empty() && t.labels(PROJECT, 7).len() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job never ended: {}",
+            serve.logs()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+
+    let pulls = t.change_requests(PROJECT);
+    assert_eq!(
+        pulls.len(),
+        1,
+        "{:?}\n{}",
+        t.comments(PROJECT, 7),
+        serve.logs()
+    );
+    let files = remote.git(&["ls-tree", "-r", "--name-only", &pulls[0].head]);
+    assert!(
+        !files.contains("planted.txt"),
+        "the branch was built on the attacker's repository: {files}"
+    );
+    assert!(
+        t.git
+            .requests()
+            .iter()
+            .any(|request| request.method == "POST"
+                && request.path.ends_with("acme/widgets.git/git-upload-pack")),
+        "the mirror was fetched from the real remote: {:#?}",
+        t.git.requests()
+    );
 }

@@ -22,6 +22,7 @@ pub use branch_name::{BRANCH_NAME_MAX_LEN, BranchName, BranchTemplate, DEFAULT_B
 pub use contents::FileContent;
 pub use error::{DIRTY_PATHS_LISTED, DirtyKind, DirtyPath, GitError, RemoteOperation};
 pub use ids::{CommitSha, Identity};
+pub use isolation::ignore_global_config;
 pub use message::{CommitKind, CommitMessage, JOB_TRAILER, SUBJECT_PATTERN};
 pub use rebase::Rebased;
 pub use remote::{

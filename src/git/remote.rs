@@ -8,7 +8,7 @@ mod url;
 
 use std::cell::RefCell;
 
-use git2::{Direction, Odb, PushOptions, Remote, Repository};
+use git2::{Direction, Odb, PushOptions, Repository};
 
 use self::session::Session;
 use self::timeouts::ensure_network_timeouts;
@@ -61,7 +61,7 @@ pub fn push_branch(
     let objects_only = workspace
         .repo
         .odb()
-        .and_then(Repository::from_odb)
+        .and_then(crate::git::isolation::from_odb)
         .map_err(GitError::git("open the job's objects to push from"))?;
     update.run(&objects_only, creds, |actual| match actual {
         Some(actual) if *actual == local_tip => Lease::AlreadyDone,
@@ -94,7 +94,7 @@ pub fn delete_remote_branch(
     }
     // A deletion sends no objects, so an empty in-memory repository is enough to push from.
     let scratch = Odb::new()
-        .and_then(Repository::from_odb)
+        .and_then(crate::git::isolation::from_odb)
         .map_err(GitError::git(
             "make an empty repository to push a deletion from",
         ))?;
@@ -132,7 +132,7 @@ impl RemoteListing {
         operation: RemoteOperation,
     ) -> Result<Self, GitError> {
         ensure_network_timeouts();
-        let mut remote = Remote::create_detached(url.as_str())
+        let mut remote = crate::git::isolation::detached_remote(url.as_str())
             .map_err(GitError::git(format!("prepare a connection to {url}")))?;
         let session = Session::new(url, creds, operation);
         let connection = remote

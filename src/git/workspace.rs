@@ -1,11 +1,10 @@
 //! `Workspace`: one repository opened at the root of its work tree (or cloned from a local
 //! source), with HEAD, the current branch and switching branches without losing changes.
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use git2::build::{CheckoutBuilder, RepoBuilder};
-use git2::{BranchType, ErrorCode, Repository, RepositoryOpenFlags};
+use git2::build::CheckoutBuilder;
+use git2::{BranchType, ErrorCode, Repository};
 
 use super::{BranchName, CommitSha, GitError};
 
@@ -27,7 +26,6 @@ impl Workspace {
     /// Opens the repository whose work tree is exactly `path`. A subdirectory of a work tree is
     /// refused: rollback cleans the whole work tree, which must be what the caller named.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, GitError> {
-        super::isolation::ignore_user_and_system_config();
         let path = path.as_ref();
         let not_a_repository = |detail: String| GitError::NotARepository {
             path: path.to_path_buf(),
@@ -39,8 +37,7 @@ impl Workspace {
         if !canonical.is_dir() {
             return Err(not_a_repository("it is not a directory".into()));
         }
-        let no_ceilings = std::iter::empty::<&OsStr>();
-        match Repository::open_ext(&canonical, RepositoryOpenFlags::NO_SEARCH, no_ceilings) {
+        match super::isolation::open_exactly(&canonical) {
             Ok(repo) => Self::from_repository(repo, path, &canonical),
             Err(error) if error.code() == ErrorCode::NotFound => {
                 Err(Self::explain_missing_repository(path, &canonical))
@@ -55,12 +52,11 @@ impl Workspace {
     /// Clones a local repository (a path or a `file://` URL) into `dest`, which must not exist
     /// or be an empty directory, and opens the clone. Network URLs are refused for now.
     pub fn clone_local(source: &str, dest: impl AsRef<Path>) -> Result<Self, GitError> {
-        super::isolation::ignore_user_and_system_config();
         let dest = dest.as_ref();
         check_local_source(source)?;
         check_clone_destination(dest)?;
-        RepoBuilder::new()
-            .clone(source, dest)
+        super::isolation::clone_builder()
+            .and_then(|mut builder| builder.clone(source, dest))
             .map_err(GitError::git(format!(
                 "clone {source} into {}",
                 dest.display()
@@ -224,7 +220,7 @@ impl Workspace {
 
     /// Says whether `path` lies inside some repository (and which) or in none.
     fn explain_missing_repository(path: &Path, canonical: &Path) -> GitError {
-        match Repository::discover(canonical) {
+        match super::isolation::discover(canonical) {
             Ok(outer) => match outer.workdir() {
                 Some(workdir) => GitError::NotRepositoryRoot {
                     path: path.to_path_buf(),

@@ -6,7 +6,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use git2::build::{CloneLocal, RepoBuilder};
+use git2::build::CloneLocal;
 use git2::{AutotagOption, ErrorCode, FetchOptions, FetchPrune, Repository};
 
 use super::session::Session;
@@ -145,10 +145,13 @@ impl Mirror {
                 url: self.url.clone(),
             });
         }
-        RepoBuilder::new()
-            .branch(branch.as_str())
-            .clone_local(CloneLocal::Local)
-            .clone(source, dest)
+        crate::git::isolation::clone_builder()
+            .and_then(|mut builder| {
+                builder
+                    .branch(branch.as_str())
+                    .clone_local(CloneLocal::Local)
+                    .clone(source, dest)
+            })
             .map_err(GitError::git(format!(
                 "make a working copy of {branch} from the mirror {} in {}",
                 self.path.display(),
@@ -170,7 +173,7 @@ fn create_mirror(
     if partial.exists() {
         std::fs::remove_dir_all(partial).map_err(io_error("remove the leftover", partial))?;
     }
-    let repo = Repository::init_bare(partial).map_err(GitError::git(format!(
+    let repo = crate::git::isolation::init_bare(partial).map_err(GitError::git(format!(
         "create a bare repository in {}",
         partial.display()
     )))?;
@@ -272,10 +275,11 @@ fn fetch_into(
 }
 
 fn open_mirror(path: &Path) -> Result<Repository, GitError> {
-    let repo = Repository::open_bare(path).map_err(|error| GitError::NotARepository {
-        path: path.to_path_buf(),
-        detail: format!("the mirror cannot be opened: {}", error.message()),
-    })?;
+    let repo =
+        crate::git::isolation::open_bare(path).map_err(|error| GitError::NotARepository {
+            path: path.to_path_buf(),
+            detail: format!("the mirror cannot be opened: {}", error.message()),
+        })?;
     if !repo.is_bare() {
         return Err(GitError::NotARepository {
             path: path.to_path_buf(),

@@ -32,7 +32,6 @@ pub fn set_network_timeouts(timeouts: NetworkTimeouts) -> NetworkTimeouts {
 
 /// Every network operation of this module calls this first.
 pub(crate) fn ensure_network_timeouts() {
-    crate::git::isolation::ignore_user_and_system_config();
     set_network_timeouts(NetworkTimeouts::default());
 }
 
