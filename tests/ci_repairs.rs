@@ -1,6 +1,7 @@
 //! Failed checks on autofix's own change request, on both forges: the failed job's log is read
-//! through the API (never with the token at GitHub's log address), cut, and answered with one
-//! repair commit; checks that fail on the default branch too, and repairs past the limit, are not.
+//! through the API (never with the token at GitHub's log address), as a stream of which only the
+//! end is kept, cut, and answered with one repair commit; checks that fail on the default branch
+//! too, and repairs past the limit, are not.
 
 mod support;
 
@@ -8,6 +9,7 @@ use support::bot::{
     BotTester, FIXED_PY, GITHUB_BOT, REVISED_PY, fixed_issue, python_project, script_revision,
 };
 use support::deliveries::{self, ChecksFailed};
+use support::fake_log::FakeLog;
 use support::git_http::BareRepo;
 
 const PROJECT: &str = "acme/widgets";
@@ -29,7 +31,13 @@ fn check_name(t: &BotTester) -> &'static str {
 }
 
 /// Checks of `sha` on `branch` ending in `status` (`failure` or `success`); the run's id.
-fn checks(t: &BotTester, (sha, branch): (&str, &str), failed: bool, log: &str) -> u64 {
+fn checks(
+    t: &BotTester,
+    (sha, branch): (&str, &str),
+    failed: bool,
+    log: impl Into<FakeLog>,
+) -> u64 {
+    let log: FakeLog = log.into();
     match &t.forge {
         support::bot::FakeForge::GitHub(fake) => {
             let conclusion = if failed { "failure" } else { "success" };
@@ -52,8 +60,18 @@ fn pusher(t: &BotTester) -> deliveries::Actor {
 
 /// The head of the change request fails its checks, and the forge says so.
 async fn the_checks_fail(t: &BotTester, remote: &BareRepo, number: u64) -> String {
+    the_checks_fail_with(t, remote, number, FAILING_LOG.into()).await
+}
+
+/// The head of the change request fails its checks with `log`, and the forge says so.
+async fn the_checks_fail_with(
+    t: &BotTester,
+    remote: &BareRepo,
+    number: u64,
+    log: FakeLog,
+) -> String {
     let head = remote.tip(BRANCH).unwrap();
-    let run = checks(t, (&head, BRANCH), true, FAILING_LOG);
+    let run = checks(t, (&head, BRANCH), true, log);
     let failed = ChecksFailed {
         number,
         head_sha: &head,
@@ -190,4 +208,93 @@ async fn after_the_last_allowed_repair_the_bot_says_once_that_it_stopped() {
         3,
         "the fix and two repairs"
     );
+}
+
+/// This process's resident memory now and at its peak (`VmRSS`, `VmHWM`), in bytes.
+fn resident_memory() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let field = |name: &str| -> u64 {
+        let line = status
+            .lines()
+            .find(|line| line.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} in /proc/self/status"));
+        let kib: u64 = line[name.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .unwrap();
+        kib * 1024
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+const MIB: u64 = 1024 * 1024;
+
+async fn a_check_log_of_256_mb_is_read_in_bounded_memory_and_its_end_reaches_the_repair(
+    t: BotTester,
+) {
+    let remote = t.repo(PROJECT, &python_project());
+    let number = fixed_issue(&t, PROJECT, ISSUE).await;
+    let main = remote.tip("main").unwrap();
+    checks(&t, (&main, "main"), false, "1 passed");
+    script_revision(&t.llm, FIXED_PY, REVISED_PY, None);
+    let log = FakeLog::generated(256 * MIB, FAILING_LOG);
+    assert!(log.size() > 256 * MIB - MIB);
+    // The peak so far is forgotten where the kernel allows (it becomes the resident size now).
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let (resident_before, peak_before) = resident_memory();
+
+    let failed_head = the_checks_fail_with(&t, &remote, number, log).await;
+    t.run_until_idle().await;
+
+    let (_, peak_after) = resident_memory();
+    let growth = peak_after.saturating_sub(resident_before.max(peak_before));
+    println!(
+        "a {} MiB log: resident {} MiB before, peak {} MiB after (+{} MiB)",
+        256,
+        resident_before / MIB,
+        peak_after / MIB,
+        growth / MIB
+    );
+    assert!(
+        growth < 64 * MIB,
+        "the log was held in memory: the peak grew by {} MiB",
+        growth / MIB
+    );
+    assert_eq!(
+        remote.git(&["rev-parse", &format!("{BRANCH}~1")]).trim(),
+        failed_head,
+        "one repair commit on top of the failing head"
+    );
+    let plan_prompt = t.llm.prompts_for("plan").pop().unwrap();
+    assert!(
+        plan_prompt.contains(
+            "FAILED test_calc.py::test_clamp_is_documented - AssertionError: clamp has no docstring"
+        ),
+        "the log's end reaches the repair: {}",
+        &plan_prompt[plan_prompt.len().saturating_sub(3000)..]
+    );
+    assert!(
+        plan_prompt.contains("Compiling widget-parts v0.1.0"),
+        "the build lines before it too"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_log_of_256_mb_on_github_is_read_in_bounded_memory_and_its_end_reaches_the_repair()
+{
+    a_check_log_of_256_mb_is_read_in_bounded_memory_and_its_end_reaches_the_repair(
+        BotTester::github().await,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_trace_of_256_mb_on_gitlab_is_read_in_bounded_memory_and_its_end_reaches_the_repair()
+{
+    a_check_log_of_256_mb_is_read_in_bounded_memory_and_its_end_reaches_the_repair(
+        BotTester::gitlab().await,
+    )
+    .await;
 }

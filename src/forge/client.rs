@@ -152,7 +152,7 @@ pub struct FailedCheck {
     pub summary: String,
 }
 
-/// Most bytes of a check's log the clients read; longer logs keep their end.
+/// Most bytes of a check's log the clients keep in memory: its end (see [`super::log_tail`]).
 pub const MAX_CHECK_LOG_BYTES: usize = 4 * 1024 * 1024;
 
 /// The user name and token git presents over HTTPS: GitHub `x-access-token`, GitLab `oauth2`.
@@ -321,7 +321,7 @@ pub trait Forge: Send + Sync {
     ) -> Result<Vec<FailedCheck>, ForgeError>;
 
     /// The log of a failed check (a GitHub Actions job's log, a GitLab job's trace), at most
-    /// [`MAX_CHECK_LOG_BYTES`] of its end.
+    /// [`MAX_CHECK_LOG_BYTES`] of its end, read as a stream within a byte and a time cap.
     async fn check_log(&self, repo: &RepoRef, check: &FailedCheck) -> Result<String, ForgeError>;
 
     /// What git presents when it fetches and pushes `repo` over HTTPS (a fresh installation

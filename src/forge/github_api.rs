@@ -17,6 +17,7 @@ use tokio::sync::OnceCell;
 
 use self::auth::AppAuth;
 use self::transport::{Answer, Call, Credential, Repeat, Transport};
+use super::log_tail::{self, LogLimits, LogSource};
 use super::{
     ChangeRequest, Comment, CommentId, FailedCheck, Forge, ForgeError, ForgeKind, ForgeUser,
     GitCredentials, IssueInfo, IssueNumber, MAX_CHECK_LOG_BYTES, NewChangeRequest, Opened,
@@ -686,7 +687,7 @@ impl Forge for GitHubClient {
         let target = format!("/repos/{}/actions/jobs/{}/logs", repo_path(repo)?, check.id);
         let (answer, credential) = self.send(repo, Method::GET, target, None, &action).await?;
         match answer.status.as_u16() {
-            200 => Ok(log_tail(&answer.body)),
+            200 => Ok(log_tail::tail_of(&answer.body, MAX_CHECK_LOG_BYTES)),
             301 | 302 | 303 | 307 | 308 => {
                 let location = answer
                     .headers
@@ -718,40 +719,18 @@ impl Forge for GitHubClient {
 /// signature: the token is never sent there (it is another host), nor are redirects followed
 /// with it.
 async fn download_log(location: &str, action: &str) -> Result<String, ForgeError> {
-    let transient = |message: String| ForgeError::Transient {
-        forge: "GitHub",
-        action: action.to_owned(),
-        message,
-    };
     let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(120))
+        .connect_timeout(Duration::from_secs(30))
         .redirect(reqwest::redirect::Policy::limited(3))
         .build()
         .map_err(|error| {
             ForgeError::Configuration(format!("cannot build an HTTP client: {error}"))
         })?;
-    let response = client
-        .get(location)
-        .send()
-        .await
-        .map_err(|error| transient(format!("the log download failed: {error}")))?;
-    if !response.status().is_success() {
-        return Err(transient(format!(
-            "the log download answered {}",
-            response.status().as_u16()
-        )));
-    }
-    let body = response
-        .bytes()
-        .await
-        .map_err(|error| transient(format!("the log download broke off: {error}")))?;
-    Ok(log_tail(&body))
-}
-
-/// The end of a log, at most [`MAX_CHECK_LOG_BYTES`], as text.
-fn log_tail(bytes: &[u8]) -> String {
-    let start = bytes.len().saturating_sub(MAX_CHECK_LOG_BYTES);
-    String::from_utf8_lossy(&bytes[start..]).into_owned()
+    let source = LogSource {
+        forge: "GitHub",
+        action,
+    };
+    log_tail::download(client.get(location), &LogLimits::default(), &source).await
 }
 
 /// Issues and pull requests share one number sequence and one comment API on GitHub.

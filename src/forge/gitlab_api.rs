@@ -536,7 +536,8 @@ impl Forge for GitLabClient {
         );
         let id = check.id.to_string();
         let url = self.project_endpoint(repo, &["jobs", &id, "trace"])?;
-        self.transport.get_text(url, &action).await
+        let limits = crate::forge::log_tail::LogLimits::default();
+        self.transport.get_log(url, &action, &limits).await
     }
 
     async fn git_credentials(&self, _repo: &RepoRef) -> Result<GitCredentials, ForgeError> {

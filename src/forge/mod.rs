@@ -7,6 +7,7 @@ pub mod github;
 pub mod github_api;
 pub mod gitlab;
 pub mod gitlab_api;
+pub mod log_tail;
 mod webhook;
 
 use std::fmt;

@@ -34,6 +34,8 @@ use axum::response::Response;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
+use super::fake_log::FakeLog;
+
 /// The prefix of every API route, as on GitHub Enterprise Server.
 pub const API_PREFIX: &str = "/api/v3";
 
@@ -137,7 +139,7 @@ pub struct FakeCheckRun {
     pub name: String,
     /// `success`, `failure`, `timed_out`, …
     pub conclusion: String,
-    pub log: String,
+    pub log: FakeLog,
 }
 
 impl FakeRepo {
@@ -435,7 +437,7 @@ impl FakeGitHub {
         (head_sha, head_branch): (&str, &str),
         name: &str,
         conclusion: &str,
-        log: &str,
+        log: impl Into<FakeLog>,
     ) -> u64 {
         let mut state = self.state();
         let id = state.new_id();
@@ -445,7 +447,7 @@ impl FakeGitHub {
             head_branch: head_branch.to_owned(),
             name: name.to_owned(),
             conclusion: conclusion.to_owned(),
-            log: log.to_owned(),
+            log: log.into(),
         });
         id
     }
@@ -1408,7 +1410,7 @@ async fn download_job_log(
         .find(|run| run.id == id)
         .map(|run| run.log.clone());
     match log {
-        Some(log) => axum::response::IntoResponse::into_response((axum::http::StatusCode::OK, log)),
+        Some(log) => Response::new(log.body()),
         None => axum::response::IntoResponse::into_response(axum::http::StatusCode::NOT_FOUND),
     }
 }

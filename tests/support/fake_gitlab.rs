@@ -27,6 +27,8 @@ use axum::response::Response;
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
+use super::fake_log::FakeLog;
+
 /// The token the fake accepts unless a test changes it.
 pub const DEFAULT_TOKEN: &str = "glpat-fake-0123456789abcdef";
 /// The user the token belongs to.
@@ -89,7 +91,7 @@ pub struct FakeJob {
     pub stage: String,
     /// `success` or `failed`.
     pub status: String,
-    pub trace: String,
+    pub trace: FakeLog,
 }
 
 #[derive(Debug, Clone)]
@@ -424,11 +426,11 @@ impl FakeGitLab {
 
     /// A finished pipeline of `sha` on `git_ref` whose jobs are `(name, status, trace)` in the
     /// `test` stage; its id.
-    pub fn pipeline(
+    pub fn pipeline<Log: Clone + Into<FakeLog>>(
         &self,
         path: &str,
         (git_ref, sha): (&str, &str),
-        jobs: &[(&str, &str, &str)],
+        jobs: &[(&str, &str, Log)],
     ) -> u64 {
         let mut state = self.state();
         let id = state.fresh_id();
@@ -439,7 +441,7 @@ impl FakeGitLab {
                 name: (*name).to_owned(),
                 stage: "test".to_owned(),
                 status: (*status).to_owned(),
-                trace: (*trace).to_owned(),
+                trace: trace.clone().into(),
             })
             .collect();
         let status = if jobs.iter().any(|job| job.status == "failed") {
@@ -756,6 +758,8 @@ struct Answer {
     status: u16,
     headers: Vec<(String, String)>,
     body: String,
+    /// A job's trace, sent instead of `body`.
+    log: Option<FakeLog>,
 }
 
 impl Answer {
@@ -768,6 +772,7 @@ impl Answer {
             status,
             headers: Vec::new(),
             body: body.to_string(),
+            log: None,
         }
     }
 
@@ -801,6 +806,7 @@ async fn answer(
             status,
             headers,
             body,
+            log: None,
         },
         Some(FaultAction::Delay(delay)) => {
             tokio::time::sleep(delay).await;
@@ -820,7 +826,11 @@ async fn answer(
 }
 
 fn render(answer: Answer) -> Response {
-    let mut response = Response::new(Body::from(answer.body));
+    let body = match &answer.log {
+        Some(log) => log.body(),
+        None => Body::from(answer.body),
+    };
+    let mut response = Response::new(body);
     *response.status_mut() = StatusCode::from_u16(answer.status)
         .unwrap_or_else(|_| panic!("the fake GitLab was told to answer {}", answer.status));
     response
@@ -1172,7 +1182,8 @@ fn job_trace(state: &mut GitLabState, project: &str, id: &str) -> Answer {
         Some(trace) => Answer {
             status: 200,
             headers: vec![("Content-Type".into(), "text/plain".into())],
-            body: trace,
+            body: String::new(),
+            log: Some(trace),
         },
         None => Answer::message(404, "404 Not found"),
     }
@@ -1452,6 +1463,7 @@ fn paginate(items: Vec<Value>, request: &ApiRequest) -> Answer {
             ("x-total-pages".into(), total_pages.to_string()),
         ],
         body: Value::Array(shown).to_string(),
+        log: None,
     }
 }
 

@@ -7,6 +7,7 @@ pub mod browser;
 pub mod deliveries;
 pub mod fake_github;
 pub mod fake_gitlab;
+pub mod fake_log;
 pub mod git_http;
 pub mod model_server;
 pub mod postgres;

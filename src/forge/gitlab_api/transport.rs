@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use super::FORGE;
 use super::retry::{self, Next, RetryPolicy};
-use crate::forge::{ForgeError, MAX_CHECK_LOG_BYTES};
+use crate::forge::ForgeError;
+use crate::forge::log_tail::{self, LogLimits, LogSource};
 use crate::redact::Redactor;
 
 const TOKEN_HEADER: &str = "PRIVATE-TOKEN";
@@ -25,13 +26,6 @@ const MAX_MESSAGE_CHARS: usize = 500;
 pub struct Reply {
     pub headers: HeaderMap,
     pub body: Value,
-}
-
-/// What a successful answer's body is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Answer {
-    Json,
-    Text,
 }
 
 pub struct Transport {
@@ -90,15 +84,34 @@ impl Transport {
         body: Option<&Value>,
         action: &str,
     ) -> Result<Reply, ForgeError> {
-        self.send_for(method, url, body, action, Answer::Json).await
+        self.send_for(method, url, body, action).await
     }
 
-    /// A GET whose answer is plain text (a job's trace), as [`Reply::body`]'s string.
-    pub async fn get_text(&self, url: Url, action: &str) -> Result<String, ForgeError> {
-        let reply = self
-            .send_for(Method::GET, url, None, action, Answer::Text)
+    /// A job's trace: a GET retried like any other until its answer's headers arrive, whose
+    /// body is then read through the log reader (only its end kept, capped in bytes and time).
+    pub async fn get_log(
+        &self,
+        url: Url,
+        action: &str,
+        limits: &LogLimits,
+    ) -> Result<String, ForgeError> {
+        let deadline = tokio::time::Instant::now() + limits.max_time;
+        let response = self
+            .with_retries(action, || {
+                self.try_send(
+                    Method::GET,
+                    url.clone(),
+                    None,
+                    action,
+                    Some(limits.max_time),
+                )
+            })
             .await?;
-        Ok(reply.body.as_str().unwrap_or_default().to_owned())
+        let source = LogSource {
+            forge: FORGE,
+            action,
+        };
+        log_tail::read_tail(response, limits, deadline, &source).await
     }
 
     async fn send_for(
@@ -107,15 +120,36 @@ impl Transport {
         url: Url,
         body: Option<&Value>,
         action: &str,
-        answer: Answer,
     ) -> Result<Reply, ForgeError> {
+        self.with_retries(action, || async {
+            let response = self
+                .try_send(method.clone(), url.clone(), body, action, None)
+                .await?;
+            let headers = response.headers().clone();
+            let text = response
+                .text()
+                .await
+                .map_err(|err| Failure::Transient(self.describe(&err)))?;
+            self.parse_body(&text, action)
+                .map(|body| Reply { headers, body })
+        })
+        .await
+    }
+
+    /// Runs `try_once` until it succeeds or the retry policy gives up.
+    async fn with_retries<T, Try, Tried>(
+        &self,
+        action: &str,
+        try_once: Try,
+    ) -> Result<T, ForgeError>
+    where
+        Try: Fn() -> Tried,
+        Tried: Future<Output = Result<T, Failure>>,
+    {
         let mut retries_done = 0;
         loop {
-            let failure = match self
-                .try_once(method.clone(), url.clone(), body, action, answer)
-                .await
-            {
-                Ok(reply) => return Ok(reply),
+            let failure = match try_once().await {
+                Ok(done) => return Ok(done),
                 Err(failure) => failure,
             };
             let (next, fault) = match &failure {
@@ -170,18 +204,24 @@ impl Transport {
         }
     }
 
-    async fn try_once(
+    /// One try: a successful answer comes back with its body unread; any other is a failure,
+    /// its (small) error body read for the message. `timeout` replaces the client's for this
+    /// request (a log's read takes longer than an API call).
+    async fn try_send(
         &self,
         method: Method,
         url: Url,
         body: Option<&Value>,
         action: &str,
-        answer: Answer,
-    ) -> Result<Reply, Failure> {
+        timeout: Option<Duration>,
+    ) -> Result<reqwest::Response, Failure> {
         let mut request = self
             .http
             .request(method, url)
             .header(TOKEN_HEADER, self.token.clone());
+        if let Some(timeout) = timeout {
+            request = request.timeout(timeout);
+        }
         if let Some(body) = body {
             request = request.json(body);
         }
@@ -190,24 +230,14 @@ impl Transport {
             .await
             .map_err(|err| Failure::Transient(self.describe(&err)))?;
         let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
         let headers = response.headers().clone();
         let text = response
             .text()
             .await
             .map_err(|err| Failure::Transient(self.describe(&err)))?;
-        if status.is_success() {
-            if answer == Answer::Text {
-                let start = text.len().saturating_sub(MAX_CHECK_LOG_BYTES);
-                let start = (start..text.len())
-                    .find(|at| text.is_char_boundary(*at))
-                    .unwrap_or(text.len());
-                let body = Value::String(text[start..].to_owned());
-                return Ok(Reply { headers, body });
-            }
-            return self
-                .parse_body(&text, action)
-                .map(|body| Reply { headers, body });
-        }
         if status == StatusCode::TOO_MANY_REQUESTS {
             return Err(Failure::RateLimited {
                 requested: retry::requested_wait(&headers, Utc::now()),
