@@ -569,3 +569,56 @@ async fn a_plan_made_again_with_the_maintainers_words_waits_again_on_github() {
 async fn a_plan_made_again_with_the_maintainers_words_waits_again_on_gitlab() {
     a_plan_made_again_with_the_maintainers_words_waits_again(BotTester::gitlab().await).await;
 }
+
+async fn an_outsiders_comment_carrying_a_reply_line_does_not_stop_the_reply(t: BotTester) {
+    t.repo(PROJECT, &python_project());
+    a_fixed_issue(&t).await;
+    let alice = t.maintainer(PROJECT, "alice");
+    t.comment(PROJECT, On::Issue(ISSUE), &alice, "/autofix status")
+        .await;
+    let job = t.jobs().await.iter().map(|job| job.id).max().unwrap();
+    let line = format!("<!-- autofix:reply job={job} key=status -->");
+    // Mallory writes the hidden line of the answer the bot is about to give, as if given.
+    t.outsider_comments(
+        PROJECT,
+        ISSUE,
+        "mallory",
+        &format!("Already answered.\n\n{line}\n"),
+    );
+    // The answer meets a forge having a bad moment: the job's second attempt looks for the
+    // answer it may have posted.
+    t.comment_posts_fail(3);
+
+    t.run_until_idle().await;
+    t.let_backoffs_pass();
+    t.run_until_idle().await;
+
+    let talked = t.jobs().await.into_iter().find(|j| j.id == job).unwrap();
+    assert_eq!(talked.attempts, 2, "{talked:#?}");
+    let bot = t.bot_login();
+    let answers: Vec<_> = t
+        .comments_seen(PROJECT, ISSUE)
+        .into_iter()
+        .filter(|comment| comment.author == bot && comment.body.contains(&line))
+        .collect();
+    assert_eq!(answers.len(), 1, "{:#?}", t.comments_seen(PROJECT, ISSUE));
+    assert!(
+        answers[0]
+            .body
+            .contains("@alice, the latest autofix job here is job 1: succeeded"),
+        "{}",
+        answers[0].body
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outsiders_comment_carrying_a_reply_line_does_not_stop_the_reply_on_github() {
+    an_outsiders_comment_carrying_a_reply_line_does_not_stop_the_reply(BotTester::github().await)
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outsiders_note_carrying_a_reply_line_does_not_stop_the_reply_on_gitlab() {
+    an_outsiders_comment_carrying_a_reply_line_does_not_stop_the_reply(BotTester::gitlab().await)
+        .await;
+}

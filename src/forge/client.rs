@@ -124,6 +124,9 @@ pub struct ChangeRequest {
     pub head: String,
     pub base: String,
     pub draft: bool,
+    /// Who opened it (GitHub `user`, GitLab `author`): anyone can write a body that looks like
+    /// autofix's, so only the author (and the store's record) says whose it is.
+    pub author: ForgeUser,
 }
 
 /// How opening a change request went: a new one, or one that already existed for the branch

@@ -1,8 +1,10 @@
 //! Whether a labelled issue may become a job: who added the label (a person with push rights,
 //! checked through the forge's API, never from the webhook), and the issue's state now.
 
-use super::publish::{Refusal, is_autofix_change_request_for};
+use super::own_marks::Own;
+use super::publish::Refusal;
 use crate::forge::{Forge, ForgeError, ForgeUser, IssueInfo, IssueNumber, RepoRef};
+use crate::store::{Store, StoreError};
 
 /// What the checks decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,23 +17,42 @@ pub enum Verdict {
     Ignore(String),
 }
 
+/// Why the checks could not be made: the forge or the job store failed.
+#[derive(Debug)]
+pub enum CheckError {
+    Forge(ForgeError),
+    Store(StoreError),
+}
+
+impl From<ForgeError> for CheckError {
+    fn from(error: ForgeError) -> Self {
+        CheckError::Forge(error)
+    }
+}
+
+impl From<StoreError> for CheckError {
+    fn from(error: StoreError) -> Self {
+        CheckError::Store(error)
+    }
+}
+
 /// Runs the checks in the order that costs the fewest API calls for the common refusals. A
 /// `retry` goes ahead although autofix's change request for the issue is open: it updates it.
 /// `following` work (the change made again on a moved base) acts for the maintainer who asked
 /// for the change request, so the actor, the bot itself, is not checked.
 pub async fn check(
-    forge: &dyn Forge,
+    (forge, store): (&dyn Forge, &Store),
     repo: &RepoRef,
     issue: IssueNumber,
     (actor, bot): (&ForgeUser, &ForgeUser),
     retry: bool,
     following: bool,
-) -> Result<Verdict, ForgeError> {
+) -> Result<Verdict, CheckError> {
+    let own = Own::new(forge.kind(), bot);
     if following {
-        return issue_state(forge, repo, issue, true).await;
+        return issue_state((forge, store), repo, issue, own, true).await;
     }
-    // By login: a GitHub App's bot id is not the App id the API reports, while logins are unique.
-    if actor.login.eq_ignore_ascii_case(&bot.login) {
+    if own.is_the_bot(actor) {
         return Ok(Verdict::Ignore(format!(
             "the label was added by the bot itself (@{})",
             actor.login
@@ -49,16 +70,19 @@ pub async fn check(
             permission: permission.as_str().to_owned(),
         }));
     }
-    issue_state(forge, repo, issue, retry).await
+    issue_state((forge, store), repo, issue, own, retry).await
 }
 
-/// The issue's own state: open, not locked, and (unless `retry`) without an open change request.
+/// The issue's own state: open, not locked, and (unless `retry`) without an open change request
+/// of autofix's. A change request that only says it is autofix's (a fork's, with the hidden
+/// line copied into its body) is no reason to decline, and is never linked.
 async fn issue_state(
-    forge: &dyn Forge,
+    (forge, store): (&dyn Forge, &Store),
     repo: &RepoRef,
     issue: IssueNumber,
+    own: Own<'_>,
     retry: bool,
-) -> Result<Verdict, ForgeError> {
+) -> Result<Verdict, CheckError> {
     let info = forge.issue(repo, issue).await?;
     if !info.open {
         return Ok(Verdict::Refuse(Refusal::Closed));
@@ -70,9 +94,10 @@ async fn issue_state(
         return Ok(Verdict::Proceed(info));
     }
     let open = forge.open_change_requests(repo).await?;
-    if let Some(existing) = open
+    let ours = own.open_change_requests(store, repo, open).await?;
+    if let Some((existing, _)) = ours
         .iter()
-        .find(|change| is_autofix_change_request_for(&change.body, issue.0))
+        .find(|(_, record)| record.key.issue_number == issue.0)
     {
         return Ok(Verdict::Refuse(Refusal::AlreadyOpen {
             url: existing.url.clone(),

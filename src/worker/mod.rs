@@ -3,6 +3,7 @@
 
 mod authorize;
 mod job;
+mod own_marks;
 pub mod publish;
 pub mod replies;
 

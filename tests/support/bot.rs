@@ -790,6 +790,7 @@ impl BotTester {
                 .pull_requests(path)
                 .into_iter()
                 .map(|pr| ChangeRequestSeen {
+                    author: pr.author.login,
                     number: pr.number,
                     head: pr.head,
                     base: pr.base,
@@ -802,6 +803,11 @@ impl BotTester {
                 .merge_requests(path)
                 .into_iter()
                 .map(|mr| ChangeRequestSeen {
+                    author: fake
+                        .state()
+                        .user(mr.author)
+                        .map(|user| user.username.clone())
+                        .unwrap_or_default(),
                     number: mr.iid,
                     head: mr.source_branch,
                     base: mr.target_branch,
@@ -814,6 +820,105 @@ impl BotTester {
     }
 }
 
+impl BotTester {
+    /// The bot's login on the forge: the token's user, or a GitHub App's `slug[bot]`.
+    pub fn bot_login(&self) -> String {
+        match &self.forge {
+            FakeForge::GitHub(fake) => {
+                let state = fake.state();
+                match (&state.personal_token, &state.app) {
+                    (Some((_, user)), _) => user.login.clone(),
+                    (None, Some(app)) => app.bot_user().login,
+                    (None, None) => panic!("the fake GitHub knows no token and no App"),
+                }
+            }
+            FakeForge::GitLab(fake) => fake.bot().username,
+        }
+    }
+
+    /// `login`, who is no member, comments `body` on issue `number` of `path` on the forge
+    /// itself (no webhook follows: the comment asks the bot nothing). The comment's id.
+    pub fn outsider_comments(&self, path: &str, number: u64, login: &str, body: &str) -> u64 {
+        match &self.forge {
+            FakeForge::GitHub(fake) => fake.comment_by(path, number, login, body),
+            FakeForge::GitLab(fake) => fake.issue(path, number).note_by(login, body),
+        }
+    }
+
+    /// `login`, who is no member, opens a change request into `main` from `branch` of their
+    /// fork, with `body`. Its number.
+    pub fn change_request_from_fork(
+        &self,
+        path: &str,
+        login: &str,
+        branch: &str,
+        title: &str,
+        body: &str,
+    ) -> u64 {
+        match &self.forge {
+            FakeForge::GitHub(fake) => {
+                fake.pull_request_from_fork(path, login, branch, title, body)
+            }
+            FakeForge::GitLab(fake) => fake
+                .project(path)
+                .merge_request_from_fork(login, branch, title, body),
+        }
+    }
+
+    /// The comments on issue `number` of `path` with their authors and edits, oldest first.
+    pub fn comments_seen(&self, path: &str, number: u64) -> Vec<CommentSeen> {
+        match &self.forge {
+            FakeForge::GitHub(fake) => fake
+                .comments(path, number)
+                .into_iter()
+                .map(|comment| CommentSeen {
+                    id: comment.id,
+                    author: comment.author.login,
+                    body: comment.body,
+                    edits: comment.edits,
+                })
+                .collect(),
+            FakeForge::GitLab(fake) => fake
+                .notes(path, number)
+                .into_iter()
+                .map(|note| CommentSeen {
+                    id: note.id,
+                    author: fake
+                        .state()
+                        .user(note.author)
+                        .map(|user| user.username.clone())
+                        .unwrap_or_default(),
+                    body: note.body,
+                    edits: note.edits,
+                })
+                .collect(),
+        }
+    }
+
+    /// The next `times` comments the bot posts (GitHub issue comments, GitLab notes) are
+    /// answered 502 Bad Gateway: a forge having a bad moment.
+    pub fn comment_posts_fail(&self, times: usize) {
+        match &self.forge {
+            FakeForge::GitHub(fake) => fake.fail_next(
+                "POST",
+                "/comments",
+                502,
+                json!({"message": "Server Error"}),
+                &[],
+                times,
+            ),
+            FakeForge::GitLab(fake) => fake.fail_next(
+                "POST",
+                "/notes",
+                502,
+                json!({"message": "502 Bad Gateway"}),
+                &[],
+                times,
+            ),
+        }
+    }
+}
+
 fn marked(bodies: Vec<String>, marker: &str) -> Vec<String> {
     bodies
         .into_iter()
@@ -821,9 +926,20 @@ fn marked(bodies: Vec<String>, marker: &str) -> Vec<String> {
         .collect()
 }
 
+/// A comment as a story looks at it: who wrote it, what it says, how often it was edited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommentSeen {
+    pub id: u64,
+    pub author: String,
+    pub body: String,
+    pub edits: u32,
+}
+
 /// A pull or merge request as a story looks at it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeRequestSeen {
+    /// The login of who opened it.
+    pub author: String,
     pub number: u64,
     pub head: String,
     pub base: String,

@@ -108,6 +108,8 @@ pub struct FakePull {
     pub draft: bool,
     pub open: bool,
     pub author: FakeUser,
+    /// The owner of the fork `head` lives in; `None`: a branch of the repository itself.
+    pub fork_owner: Option<String>,
     pub requested_reviewers: Vec<String>,
     pub requested_teams: Vec<String>,
     pub labels: Vec<String>,
@@ -512,6 +514,64 @@ impl FakeGitHub {
             .filter(|comment| comment.issue == number)
             .cloned()
             .collect()
+    }
+
+    /// A comment on issue (or pull request) `number` written by `login` (a new user), not
+    /// through the API: what anyone who may comment can do. Its id.
+    pub fn comment_by(&self, repo: &str, number: u64, login: &str, body: &str) -> u64 {
+        let mut state = self.state();
+        let now = Utc::now();
+        let author = FakeUser {
+            login: login.to_owned(),
+            id: state.new_id(),
+            is_bot: false,
+        };
+        let id = state.new_id();
+        repo_mut(&mut state, repo).comments.push(FakeComment {
+            id,
+            issue: number,
+            body: body.to_owned(),
+            author,
+            created_at: now,
+            updated_at: now,
+            edits: 0,
+        });
+        id
+    }
+
+    /// An open pull request into the default branch from `branch` of `login`'s fork, opened by
+    /// `login` (a new user) with `body`. Its number.
+    pub fn pull_request_from_fork(
+        &self,
+        repo: &str,
+        login: &str,
+        branch: &str,
+        title: &str,
+        body: &str,
+    ) -> u64 {
+        let mut state = self.state();
+        let author = FakeUser {
+            login: login.to_owned(),
+            id: state.new_id(),
+            is_bot: false,
+        };
+        let repo = repo_mut(&mut state, repo);
+        let pull = FakePull {
+            number: repo.next_number(),
+            title: title.to_owned(),
+            body: body.to_owned(),
+            head: branch.to_owned(),
+            base: repo.default_branch.clone(),
+            draft: false,
+            open: true,
+            author,
+            fork_owner: Some(login.to_owned()),
+            requested_reviewers: Vec::new(),
+            requested_teams: Vec::new(),
+            labels: Vec::new(),
+        };
+        repo.pulls.insert(pull.number, pull.clone());
+        pull.number
     }
 
     pub fn pull_requests(&self, repo: &str) -> Vec<FakePull> {
@@ -1320,9 +1380,10 @@ fn serve_user_route(
                     _ => pull.open,
                 })
                 .filter(|pull| {
+                    let owner = pull.fork_owner.as_deref().unwrap_or(repo.owner());
                     head_filter
                         .as_deref()
-                        .is_none_or(|head| head == format!("{}:{}", repo.owner(), pull.head))
+                        .is_none_or(|head| head == format!("{owner}:{}", pull.head))
                 })
                 .map(|pull| pull_json(&urls, repo, pull))
                 .collect();
@@ -1454,7 +1515,7 @@ fn create_pull(
     if repo
         .pulls
         .values()
-        .any(|pull| pull.open && pull.head == head)
+        .any(|pull| pull.open && pull.fork_owner.is_none() && pull.head == head)
     {
         let mut exists = github_fixture("error-422-pull-request-already-exists.json");
         exists["errors"][0]["message"] = Value::String(format!(
@@ -1474,6 +1535,7 @@ fn create_pull(
             .unwrap_or(false),
         open: true,
         author: caller.clone(),
+        fork_owner: None,
         requested_reviewers: Vec::new(),
         requested_teams: Vec::new(),
         labels: Vec::new(),
@@ -1730,6 +1792,29 @@ fn branch_json(urls: &Urls, repo: &FakeRepo, branch: &str) -> Value {
     })
 }
 
+/// A branch of `owner`'s fork of `repo`, as a pull request's `head` shows it.
+fn fork_branch_json(urls: &Urls, repo: &FakeRepo, owner: &str, branch: &str) -> Value {
+    let name = repo.full_name.split('/').nth(1).unwrap_or_default();
+    let user = FakeUser {
+        login: owner.to_owned(),
+        id: 0,
+        is_bot: false,
+    };
+    json!({
+        "label": format!("{owner}:{branch}"),
+        "ref": branch,
+        "sha": "6dcb09b5b57875f334f61aebed695e2e4193db5e",
+        "user": user_json(&urls.base, &user),
+        "repo": {
+            "id": repo.id + 1_000_000,
+            "name": name,
+            "full_name": format!("{owner}/{name}"),
+            "fork": true,
+            "owner": user_json(&urls.base, &user),
+        },
+    })
+}
+
 fn pull_json(urls: &Urls, repo: &FakeRepo, pull: &FakePull) -> Value {
     let api_pull = format!("{}/pulls/{}", urls.api_repo, pull.number);
     let api_issue = format!("{}/issues/{}", urls.api_repo, pull.number);
@@ -1770,7 +1855,10 @@ fn pull_json(urls: &Urls, repo: &FakeRepo, pull: &FakePull) -> Value {
         "assignees": [],
         "requested_reviewers": pull.requested_reviewers.iter().map(reviewer).collect::<Vec<_>>(),
         "requested_teams": pull.requested_teams.iter().map(|slug| json!({"slug": slug, "name": slug})).collect::<Vec<_>>(),
-        "head": branch_json(urls, repo, &pull.head),
+        "head": match &pull.fork_owner {
+            Some(owner) => fork_branch_json(urls, repo, owner, &pull.head),
+            None => branch_json(urls, repo, &pull.head),
+        },
         "base": branch_json(urls, repo, &pull.base),
         "author_association": "NONE",
         "draft": pull.draft,

@@ -133,6 +133,8 @@ pub struct FakeMergeRequest {
     pub labels: Vec<String>,
     pub reviewer_ids: Vec<u64>,
     pub author: u64,
+    /// The project of `source_branch` when it is a fork's; `None`: this project.
+    pub fork_project_id: Option<u64>,
     /// The notes on the merge request, oldest first.
     pub notes: Vec<FakeNote>,
 }
@@ -651,10 +653,48 @@ impl<'a> ProjectHandle<'a> {
             labels: Vec::new(),
             reviewer_ids: Vec::new(),
             author,
+            fork_project_id: None,
             notes: Vec::new(),
         });
         drop(state);
         self
+    }
+
+    /// An open merge request into the default branch from `source_branch` of `username`'s fork,
+    /// opened by `username` with `description`. Its iid.
+    pub fn merge_request_from_fork(
+        self,
+        username: &str,
+        source_branch: &str,
+        title: &str,
+        description: &str,
+    ) -> u64 {
+        let mut state = self.fake.state();
+        let author = state.user_id(username);
+        let id = state.fresh_id();
+        let fork = state.fresh_id() + 1_000_000;
+        let project = state.project_mut(&self.path);
+        let iid = next_merge_request_iid(project);
+        let target_branch = project
+            .default_branch
+            .clone()
+            .unwrap_or_else(|| "main".into());
+        project.merge_requests.push(FakeMergeRequest {
+            id,
+            iid,
+            title: title.to_owned(),
+            description: description.to_owned(),
+            source_branch: source_branch.to_owned(),
+            target_branch,
+            draft: is_draft_title(title),
+            state: "opened".to_owned(),
+            labels: Vec::new(),
+            reviewer_ids: Vec::new(),
+            author,
+            fork_project_id: Some(fork),
+            notes: Vec::new(),
+        });
+        iid
     }
 }
 
@@ -697,6 +737,21 @@ impl IssueHandle<'_> {
     pub fn comment(self, username: &str, body: &str) -> Self {
         let author = self.fake.user(username);
         self.add_note(author, body, false)
+    }
+
+    /// A note by `username`, its id.
+    pub fn note_by(self, username: &str, body: &str) -> u64 {
+        let author = self.fake.user(username);
+        let mut state = self.fake.state();
+        let id = state.fresh_id();
+        state.issue_mut(&self.path, self.iid).notes.push(FakeNote {
+            id,
+            body: body.to_owned(),
+            author,
+            system: false,
+            edits: 0,
+        });
+        id
     }
 
     /// A note GitLab itself wrote (`"system": true`).
@@ -1342,10 +1397,9 @@ fn create_merge_request(state: &mut GitLabState, project: &str, request: &ApiReq
             );
         }
     }
-    let existing = state.projects[at]
-        .merge_requests
-        .iter()
-        .find(|mr| mr.state == "opened" && mr.source_branch == source_branch);
+    let existing = state.projects[at].merge_requests.iter().find(|mr| {
+        mr.state == "opened" && mr.fork_project_id.is_none() && mr.source_branch == source_branch
+    });
     if let Some(existing) = existing {
         return Answer::status(
             409,
@@ -1377,6 +1431,7 @@ fn create_merge_request(state: &mut GitLabState, project: &str, request: &ApiReq
         labels: label_list(&request.body["labels"]).unwrap_or_default(),
         reviewer_ids,
         author,
+        fork_project_id: None,
         notes: Vec::new(),
     };
     project.merge_requests.push(mr.clone());
@@ -1665,7 +1720,7 @@ fn merge_request_json(state: &GitLabState, project: &FakeProject, mr: &FakeMerge
         "assignees": [],
         "assignee": null,
         "reviewers": reviewers,
-        "source_project_id": project.id,
+        "source_project_id": mr.fork_project_id.unwrap_or(project.id),
         "target_project_id": project.id,
         "labels": mr.labels,
         "draft": mr.draft,

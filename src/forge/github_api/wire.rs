@@ -146,6 +146,7 @@ pub(super) struct PullRequest {
     pub base: BranchRef,
     #[serde(default)]
     pub draft: bool,
+    pub user: User,
 }
 
 impl PullRequest {
@@ -158,6 +159,7 @@ impl PullRequest {
             head: self.head.name,
             base: self.base.name,
             draft: self.draft,
+            author: self.user.into_neutral(),
         }
     }
 }

@@ -85,6 +85,7 @@ pub fn merge_request(value: &Value) -> Read<ChangeRequest> {
         head: string(value, "source_branch")?,
         base: string(value, "target_branch")?,
         draft,
+        author: user(object(value, "author")?).map_err(|err| format!("author: {err}"))?,
     })
 }
 
@@ -260,7 +261,8 @@ mod tests {
     fn a_draft_title_loses_its_prefix_and_keeps_the_flag() {
         let mr = merge_request(&json!({
             "iid": 3, "web_url": "u", "title": "Draft: fix it", "description": null,
-            "source_branch": "b", "target_branch": "main", "draft": true
+            "source_branch": "b", "target_branch": "main", "draft": true,
+            "author": {"id": 7, "username": "autofix-bot"}
         }))
         .unwrap();
         assert_eq!(

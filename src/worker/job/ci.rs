@@ -109,13 +109,10 @@ impl JobRun {
                 "the failed checks of {head} were dealt with already"
             )));
         }
-        let open = forge
-            .open_change_requests(&request.repo)
-            .await
-            .map_err(forge_stop("ci"))?
-            .into_iter()
-            .any(|change| change.number == record.number);
-        if !open {
+        let open = self
+            .own_open_change_request(forge, request, record, "ci")
+            .await?;
+        if open.is_none() {
             return Ok(Some("the change request is no longer open".into()));
         }
         let credentials = forge

@@ -6,6 +6,7 @@ use crate::forge::{Command, CommentId, Forge, ForgeError, IssueNumber, Remark, S
 use crate::pipeline::fix::ProposedPlan;
 use crate::store::{Finish, JobFilter, JobRecord};
 use crate::worker::WorkerContext;
+use crate::worker::own_marks::Own;
 use crate::worker::publish::{StatusOutcome, StatusView, status_comment};
 use crate::worker::replies::{self, reply_marker};
 
@@ -39,7 +40,7 @@ async fn authority(
 ) -> Result<Authority, ForgeError> {
     let actor = &remark.actor;
     let bot = ctx.bot_user(forge).await?;
-    if actor.login.eq_ignore_ascii_case(&bot.login) {
+    if Own::new(forge.kind(), &bot).is_the_bot(actor) {
         return Ok(Authority::Ignored(format!(
             "said by the bot itself (@{})",
             actor.login
@@ -335,7 +336,8 @@ impl JobRun {
     }
 
     /// Posts `text` as reply `key` of this job on the remark's thread, once: a rerun finds the
-    /// reply it posted before (by its hidden marker) instead of posting it again.
+    /// reply it posted before (by its hidden marker, among the bot's own comments) instead of
+    /// posting it again.
     pub(super) async fn reply_once(
         &mut self,
         forge: &dyn Forge,
@@ -360,11 +362,17 @@ impl JobRun {
         }
         let marker = reply_marker(self.job.id, key);
         if self.job.attempts > 1 {
+            let bot = self
+                .ctx
+                .bot_user(forge)
+                .await
+                .map_err(forge_stop("reply"))?;
             let comments = forge
                 .thread_comments(repo, thread)
                 .await
                 .map_err(forge_stop("reply"))?;
-            if let Some(posted) = comments.iter().find(|c| c.body.contains(&marker)) {
+            let own = Own::new(forge.kind(), &bot);
+            if let Some(posted) = own.comment(&comments, &marker) {
                 self.checkpoint.replies.push((key.to_owned(), posted.id.0));
                 return self
                     .save(

@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 
 use crate::failure::FailureCode;
-use crate::forge::{Forge, Thread};
+use crate::forge::{ChangeRequest, Forge, Thread};
 use crate::git::{BranchName, CommitSha, GitError, Rebased, Workspace};
 use crate::pipeline::fix::{self, Approval};
 use crate::store::{ChangeRequestRecord, Finish};
+use crate::worker::own_marks::Own;
 use crate::worker::replies;
 
 use super::prepare::{mirror_key, validation_detail};
@@ -23,6 +24,24 @@ pub(super) enum Followed {
 }
 
 impl JobRun {
+    /// The change request the store recorded as `record`, as the forge shows it now: `None`
+    /// when it is no longer open, or when the bot is not its author.
+    pub(super) async fn own_open_change_request(
+        &self,
+        forge: &dyn Forge,
+        request: &Request,
+        record: &ChangeRequestRecord,
+        stage: &'static str,
+    ) -> Result<Option<ChangeRequest>, Stop> {
+        let bot = self.ctx.bot_user(forge).await.map_err(forge_stop(stage))?;
+        let open = forge
+            .open_change_requests(&request.repo)
+            .await
+            .map_err(forge_stop(stage))?;
+        let own = Own::new(forge.kind(), &bot);
+        Ok(own.change_request(&open, record).cloned())
+    }
+
     /// Brings autofix's change request for the issue onto the moved default branch.
     pub(super) async fn follow_base(
         &mut self,
@@ -38,13 +57,10 @@ impl JobRun {
         else {
             return Ok(Followed::Done(Finish::Succeeded));
         };
-        let open = forge
-            .open_change_requests(&request.repo)
-            .await
-            .map_err(forge_stop(stage))?
-            .into_iter()
-            .any(|change| change.number == record.number);
-        if !open {
+        let open = self
+            .own_open_change_request(forge, request, &record, stage)
+            .await?;
+        if open.is_none() {
             self.ctx.store.close_change_request(&record).await?;
             self.event(
                 stage,

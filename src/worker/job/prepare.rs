@@ -10,7 +10,7 @@ use crate::pipeline::fix::{
 };
 use crate::pipeline::issue::Issue;
 use crate::store::Finish;
-use crate::worker::authorize::{self, Verdict};
+use crate::worker::authorize::{self, CheckError, Verdict};
 use crate::worker::publish::{Refusal, StatusOutcome, StatusView, Step, refusal_comment};
 
 use super::checkpoint::FixedChange;
@@ -27,7 +27,7 @@ impl JobRun {
         let bot = self.ctx.bot_user(forge).await.map_err(forge_stop(stage))?;
         let retry = self.checkpoint.retry;
         let verdict = authorize::check(
-            forge,
+            (forge, &self.ctx.store),
             &request.repo,
             request.issue,
             (&request.actor, &bot),
@@ -35,7 +35,10 @@ impl JobRun {
             self.checkpoint.following,
         )
         .await
-        .map_err(forge_stop(stage))?;
+        .map_err(|error| match error {
+            CheckError::Forge(error) => forge_stop(stage)(error),
+            CheckError::Store(error) => Stop::from(error),
+        })?;
         let info = match verdict {
             Verdict::Proceed(info) => info,
             Verdict::Ignore(reason) => {

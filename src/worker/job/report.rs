@@ -4,6 +4,7 @@
 use crate::forge::{CommentId, Forge, ForgeError};
 use crate::git::{BranchName, CommitSha};
 use crate::store::Finish;
+use crate::worker::own_marks::Own;
 use crate::worker::publish::{
     FailureReport, StatusOutcome, StatusView, Step, status_comment, status_marker,
 };
@@ -182,21 +183,24 @@ impl JobRun {
     }
 
     /// After a crash between posting the status comment and saving its id, the comment is
-    /// found by its hidden marker instead of being posted twice.
+    /// found by its hidden marker among the bot's own comments instead of being posted twice.
     pub(super) async fn find_status_comment(
         &self,
         forge: &dyn Forge,
         request: &Request,
     ) -> Result<Option<u64>, Stop> {
         let marker = status_marker(self.job.id);
+        let bot = self
+            .ctx
+            .bot_user(forge)
+            .await
+            .map_err(forge_stop("status"))?;
         let comments = forge
             .comments(&request.repo, request.issue)
             .await
             .map_err(forge_stop("status"))?;
-        Ok(comments
-            .iter()
-            .find(|comment| comment.body.contains(&marker))
-            .map(|comment| comment.id.0))
+        let own = Own::new(forge.kind(), &bot);
+        Ok(own.comment(&comments, &marker).map(|comment| comment.id.0))
     }
 
     pub(super) fn mark_done(&mut self, step: Step, detail: String) {

@@ -99,12 +99,10 @@ impl JobRun {
             .change_request_for_issue(&self.job.key)
             .await?;
         let open = match record {
-            Some(record) => forge
-                .open_change_requests(&request.repo)
-                .await
-                .map_err(forge_stop("revise"))?
-                .into_iter()
-                .find(|change| change.number == record.number),
+            Some(record) => {
+                self.own_open_change_request(forge, request, &record, "revise")
+                    .await?
+            }
             None => None,
         };
         let Some(change) = open else {
