@@ -124,4 +124,36 @@ mod tests {
         );
         assert_eq!(own.comment(&comments[..2], mark), None);
     }
+
+    #[test]
+    fn a_recorded_change_request_is_the_bots_only_while_the_bot_is_its_author() {
+        let bot = user("autofix-bot", 1);
+        let own = Own::new(ForgeKind::GitLab, &bot);
+        let change = |number: u64, author: ForgeUser| ChangeRequest {
+            number,
+            url: format!("https://gitlab.example/acme/widgets/-/merge_requests/{number}"),
+            title: "fix(calc): clamp".into(),
+            body: String::new(),
+            head: "fix/7-clamp".into(),
+            base: "main".into(),
+            draft: false,
+            author,
+        };
+        let record = ChangeRequestRecord {
+            key: JobKey::new("gitlab", "acme/widgets", 7),
+            number: 3,
+            branch: "fix/7-clamp".into(),
+            url: String::new(),
+            job: 1,
+            ci_repairs: 0,
+            ci_head: None,
+        };
+        let open = [change(2, bot.clone()), change(3, user("mallory", 6))];
+        assert_eq!(own.change_request(&open, &record), None);
+        let open = [change(3, bot.clone())];
+        assert_eq!(
+            own.change_request(&open, &record).map(|c| c.number),
+            Some(3)
+        );
+    }
 }
