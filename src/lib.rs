@@ -13,6 +13,7 @@ pub mod git;
 pub mod index;
 pub mod llm;
 pub mod pipeline;
+pub mod quote;
 pub mod redact;
 pub mod server;
 pub mod store;
