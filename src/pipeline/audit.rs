@@ -10,9 +10,10 @@ use super::checks::{Comparison, Judgement, Verdict};
 use super::issue::Issue;
 use super::plan::Plan;
 use super::prompts::plan_section;
-use super::sections::{fenced, issue_section};
+use super::sections::issue_section;
 use super::test_report::CommandReport;
 use crate::llm::ResponseSchema;
+use crate::quote::{fenced, one_line};
 
 const INTRO: &str = include_str!("prompts/audit.md");
 const ANSWER: &str = include_str!("prompts/audit_answer.md");
@@ -51,7 +52,10 @@ pub fn prompt(issue: &Issue, plan: &Plan, diff: &str, judgement: &Judgement) -> 
     let mut prompt = String::from(INTRO);
     prompt.push_str(&issue_section(issue));
     prompt.push_str(&plan_section(plan));
-    prompt.push_str(&format!("\nCommit summary: {}\n", plan.commit_summary));
+    prompt.push_str(&format!(
+        "\nCommit summary: {}\n",
+        one_line(&plan.commit_summary)
+    ));
     prompt.push_str(&report_section(judgement));
     prompt.push_str("\n## The change\n");
     if diff.trim().is_empty() {
@@ -93,23 +97,32 @@ fn against_the_base(comparison: &Comparison) -> String {
         } else {
             lines.push_str(&format!(
                 "  already failing on the base commit, not caused by this change: {}\n",
-                comparison.still_failing.join(", ")
+                names(&comparison.still_failing)
             ));
         }
     }
     if !comparison.fixed.is_empty() {
         lines.push_str(&format!(
             "  failing on the base commit, passing with this change: {}\n",
-            comparison.fixed.join(", ")
+            names(&comparison.fixed)
         ));
     }
     if !comparison.flaky.is_empty() {
         lines.push_str(&format!(
             "  flaky (failed, then passed on an immediate rerun): {}\n",
-            comparison.flaky.join(", ")
+            names(&comparison.flaky)
         ));
     }
     lines
+}
+
+/// Test names as the repository's own reports give them, each kept on its line.
+fn names(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|name| one_line(name))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `- test (`cargo test`): passed; tests: 12 passed, 0 failed, 1 skipped`, then failing names.
@@ -126,20 +139,19 @@ fn describe_command(command: &CommandReport) -> String {
             None => "FAILED".to_string(),
         }
     };
-    let mut line = format!("- {} (`{argv}`): {verdict}", command.name);
+    let mut line = format!(
+        "- {} (`{}`): {verdict}",
+        one_line(&command.name),
+        one_line(&argv)
+    );
     if let Some(tests) = &command.tests {
         line.push_str(&format!(
             "; tests: {} passed, {} failed, {} skipped",
             tests.passed, tests.failed, tests.skipped
         ));
         if !tests.failures.is_empty() {
-            let shown: Vec<&str> = tests
-                .failures
-                .iter()
-                .take(MAX_FAILURES_SHOWN)
-                .map(String::as_str)
-                .collect();
-            line.push_str(&format!("\n  failing: {}", shown.join(", ")));
+            let shown = names(&tests.failures[..tests.failures.len().min(MAX_FAILURES_SHOWN)]);
+            line.push_str(&format!("\n  failing: {shown}"));
             if tests.failures.len() > MAX_FAILURES_SHOWN {
                 line.push_str(&format!(
                     " and {} more",

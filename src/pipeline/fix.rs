@@ -1377,7 +1377,9 @@ impl Job<'_> {
         if !plan.plan_steps.is_empty() {
             body.push_str("Plan:\n");
         }
+        // One line per step: a line break in the model's words cannot add a trailer.
         for step in &plan.plan_steps {
+            let step = step.split_whitespace().collect::<Vec<_>>().join(" ");
             body.push_str(&format!("- {step}\n"));
         }
         let message = CommitMessage::new(

@@ -7,6 +7,7 @@ use super::StageOutputError;
 use crate::config::LlmSection;
 use crate::failure::FailureCode;
 use crate::llm::ResponseSchema;
+use crate::quote::fenced;
 
 /// How much of an unusable answer the corrective prompt quotes.
 const QUOTED_CHARS: usize = 300;
@@ -120,10 +121,8 @@ pub fn corrective_prompt(
              more briefly: short strings, no repetition.\n"
         )),
     }
-    text.push_str(&format!(
-        "It began:\n```\n{}\n```\n",
-        quote_start(answer).replace("```", "'''")
-    ));
+    text.push_str("It began:\n");
+    text.push_str(&fenced("", &quote_start(answer)));
     let schema_text =
         serde_json::to_string_pretty(&schema.schema).unwrap_or_else(|_| schema.schema.to_string());
     text.push_str(&format!(
@@ -222,8 +221,8 @@ mod tests {
         };
         let text = corrective_prompt("P", &problem, &answer, &schema());
         assert!(text.contains("It was cut off after 1024 tokens"));
-        assert!(text.contains("'''json\nxxx"));
-        assert!(text.contains("x…\n```\n"));
+        assert!(text.contains("It began:\n````\n```json\nxxx"), "{text}");
+        assert!(text.contains("x…\n````\n"), "{text}");
     }
 
     #[test]

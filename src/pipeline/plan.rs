@@ -12,6 +12,7 @@ use super::triage::Triage;
 use crate::edits::paths::{self, PathRefusal, ProjectRoot, ProtectedPaths};
 use crate::git::CommitKind;
 use crate::llm::ResponseSchema;
+use crate::quote::one_line;
 
 const INTRO: &str = include_str!("prompts/plan.md");
 const ANSWER: &str = include_str!("prompts/plan_answer.md");
@@ -109,13 +110,14 @@ fn triage_section(triage: &Triage) -> String {
     let likely = if triage.affected_files.is_empty() {
         "(none named)".to_string()
     } else {
-        triage.affected_files.join(", ")
+        let files: Vec<String> = triage.affected_files.iter().map(|f| one_line(f)).collect();
+        files.join(", ")
     };
     format!(
         "\n## Triage\nKind: {}. Risk: {}. Likely files: {likely}.\n{}\n",
         triage.classification,
         triage.risk.as_str(),
-        triage.reason
+        one_line(&triage.reason)
     )
 }
 

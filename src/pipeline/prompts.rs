@@ -4,7 +4,8 @@
 use super::context::Context;
 use super::issue::Issue;
 use super::plan::{FileChange, Operation, Plan};
-use super::sections::{fenced, instructions_section, issue_section};
+use super::sections::{instructions_section, issue_section};
+use crate::quote::{fenced, one_line};
 
 const EDIT_INTRO: &str = include_str!("prompts/edit.md");
 const SEARCH_REPLACE_CONTRACT: &str = include_str!("prompts/edit_search_replace.md");
@@ -58,7 +59,7 @@ pub fn edit_prompt(
         "- Change only these files: {}.\n",
         plan.file_changes
             .iter()
-            .map(|change| format!("`{}`", change.path))
+            .map(|change| format!("`{}`", one_line(&change.path)))
             .collect::<Vec<_>>()
             .join(", ")
     ));
@@ -77,11 +78,11 @@ fn edit_contract(plan: &Plan) -> &'static str {
     }
 }
 
-/// The plan: its steps, numbered, and the file changes it announced.
+/// The plan: its steps, numbered, one line each, and the file changes it announced.
 pub(super) fn plan_section(plan: &Plan) -> String {
     let mut section = String::from("\n## Plan\n");
     for (index, step) in plan.plan_steps.iter().enumerate() {
-        section.push_str(&format!("{}. {step}\n", index + 1));
+        section.push_str(&format!("{}. {}\n", index + 1, one_line(step)));
     }
     section.push_str("\nFiles to change:\n");
     for change in &plan.file_changes {
@@ -96,10 +97,11 @@ fn describe_change(change: &FileChange) -> String {
         Operation::Modify => "MODIFY",
         Operation::Delete => "DELETE",
     };
+    let path = one_line(&change.path);
     match change.line_range {
-        Some((start, end)) if start == end => format!("{operation} {} (line {start})", change.path),
-        Some((start, end)) => format!("{operation} {} (lines {start}-{end})", change.path),
-        None => format!("{operation} {}", change.path),
+        Some((start, end)) if start == end => format!("{operation} {path} (line {start})"),
+        Some((start, end)) => format!("{operation} {path} (lines {start}-{end})"),
+        None => format!("{operation} {path}"),
     }
 }
 
@@ -109,7 +111,11 @@ fn context_section(context: &Context) -> String {
         section.push_str("(No existing file is shown.)\n");
     }
     for file in &context.files {
-        section.push_str(&format!("\n### {}\nsha256: {}\n", file.path, file.sha256));
+        section.push_str(&format!(
+            "\n### {}\nsha256: {}\n",
+            one_line(&file.path),
+            file.sha256
+        ));
         if file.whole() {
             section.push_str(&fenced("", &file.pieces[0].text));
             continue;
@@ -133,7 +139,7 @@ fn context_section(context: &Context) -> String {
     if !context.omitted.is_empty() {
         section.push_str("\nNot shown:\n");
         for (path, reason) in &context.omitted {
-            section.push_str(&format!("- {path}: {reason}\n"));
+            section.push_str(&format!("- {}: {}\n", one_line(path), one_line(reason)));
         }
     }
     section
@@ -149,17 +155,24 @@ fn feedback_section(feedback: &Feedback) -> String {
             already_failing,
             output_tail,
         } => {
-            section.push_str(&format!("The validation command `{command}` failed"));
+            section.push_str(&format!(
+                "The validation command `{}` failed",
+                one_line(command)
+            ));
             if why.is_empty() {
                 section.push_str(".\n");
             } else {
-                section.push_str(&format!(": {why}.\n"));
+                section.push_str(&format!(": {}.\n", one_line(why)));
             }
             if !already_failing.is_empty() {
                 section.push_str(&format!(
                     "These tests already fail on the base commit, before any change; leave them \
                      as they are: {}\n",
-                    already_failing.join(", ")
+                    already_failing
+                        .iter()
+                        .map(|name| one_line(name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
             section.push_str("The end of its output:\n");
@@ -171,12 +184,12 @@ fn feedback_section(feedback: &Feedback) -> String {
         } => {
             section.push_str("The reviewer rejected the change. It must fix:\n");
             for item in must_fixes {
-                section.push_str(&format!("- {item}\n"));
+                section.push_str(&format!("- {}\n", one_line(item)));
             }
             if !reasons.is_empty() {
                 section.push_str("Because:\n");
                 for reason in reasons {
-                    section.push_str(&format!("- {reason}\n"));
+                    section.push_str(&format!("- {}\n", one_line(reason)));
                 }
             }
         }

@@ -7,7 +7,7 @@ use crate::index::lookup::{self, Place};
 use crate::index::{Ranking, RepoIndex};
 
 use super::context::BYTES_PER_TOKEN;
-use super::sections::fenced;
+use crate::quote::{fenced, one_line};
 
 /// Most names one look-up round may ask for.
 pub const MAX_NAMES_PER_LOOKUP: usize = 8;
@@ -36,18 +36,23 @@ pub fn repo_map_section(
         if protected.rule_for(&file.path, false).is_some() {
             continue;
         }
-        let mut entry = format!("{}\n", file.path);
+        let path = one_line(&file.path);
+        let mut entry = format!("{path}\n");
         if !paths_only {
             if let Some(id) = index.id_of(&file.path) {
                 for symbol in index.symbols(id).iter().take(MAX_SIGNATURES_PER_FILE) {
                     let indent = "  ".repeat(symbol.depth as usize + 1);
-                    entry.push_str(&format!("{indent}{}: {}\n", symbol.start, symbol.signature));
+                    entry.push_str(&format!(
+                        "{indent}{}: {}\n",
+                        symbol.start,
+                        one_line(&symbol.signature)
+                    ));
                 }
             }
             if entry.len() > left / 2 {
                 // The rest of the map names files only, so that more of the ranking fits.
                 paths_only = true;
-                entry = format!("{}\n", file.path);
+                entry = format!("{path}\n");
             }
         }
         if entry.len() > left {
@@ -135,23 +140,21 @@ pub fn looked_up_section(looked_up: &[LookedUp]) -> String {
     }
     let mut section = String::from("\n## What you asked to see\n");
     for item in looked_up {
+        let name = one_line(&item.name);
         match &item.found {
-            Err(why) => section.push_str(&format!("\n### `{}`: {why}\n", item.name)),
+            Err(why) => section.push_str(&format!("\n### `{name}`: {}\n", one_line(why))),
             Ok(places) => {
                 for (place, text) in places {
+                    let path = one_line(&place.path);
                     let lines = text.lines().count();
                     let heading = match place.span {
                         Some(span) => format!(
-                            "\n### `{}`: {} lines {}-{}\n",
-                            item.name,
-                            place.path,
+                            "\n### `{name}`: {path} lines {}-{}\n",
                             span.start,
                             span.start as usize + lines.saturating_sub(1)
                         ),
                         None => format!(
-                            "\n### `{}`: {} ({lines} line{})\n",
-                            item.name,
-                            place.path,
+                            "\n### `{name}`: {path} ({lines} line{})\n",
                             if lines == 1 { "" } else { "s" }
                         ),
                     };

@@ -1,20 +1,24 @@
-//! The sections every stage's prompt shares: the issue, the repository's instructions, the
-//! file list, and fences that text from the issue or the repository cannot break out of.
+//! The sections every stage's prompt shares: the issue, the repository's instructions and the
+//! file list, their text fenced and their one-line fields flattened (`crate::quote`).
 
 use super::issue::Issue;
+use crate::quote::{fenced, one_line};
 
 /// The most repository paths a prompt lists; the rest are counted, not named.
 pub const MAX_LISTED_FILES: usize = 2_000;
 
 /// The issue: its number and title as a heading, its labels, its body in a fence so that
-/// Markdown headings inside it cannot pass for sections of the prompt.
+/// Markdown headings inside it cannot pass for sections of the prompt. The title and labels
+/// are flattened: a line break in them cannot start a section either.
 pub fn issue_section(issue: &Issue) -> String {
+    let title = one_line(&issue.title);
     let mut section = match issue.number {
-        Some(number) => format!("\n## Issue #{number}: {}\n", issue.title),
-        None => format!("\n## Issue: {}\n", issue.title),
+        Some(number) => format!("\n## Issue #{number}: {title}\n"),
+        None => format!("\n## Issue: {title}\n"),
     };
     if !issue.labels.is_empty() {
-        section.push_str(&format!("Labels: {}\n", issue.labels.join(", ")));
+        let labels: Vec<String> = issue.labels.iter().map(|label| one_line(label)).collect();
+        section.push_str(&format!("Labels: {}\n", labels.join(", ")));
     }
     if issue.body.trim().is_empty() {
         section.push_str("(The issue has no description beyond its title.)\n");
@@ -36,11 +40,12 @@ pub fn instructions_section(instructions: &str) -> String {
     )
 }
 
-/// The repository's files, one path a line, at most [`MAX_LISTED_FILES`] of them.
+/// The repository's files, one path a line (a line break in a name escaped), at most
+/// [`MAX_LISTED_FILES`] of them.
 pub fn file_list_section(repo_files: &[String]) -> String {
     let mut section = format!("\n## Repository files ({})\n", repo_files.len());
     for path in repo_files.iter().take(MAX_LISTED_FILES) {
-        section.push_str(path);
+        section.push_str(&one_line(path));
         section.push('\n');
     }
     if repo_files.len() > MAX_LISTED_FILES {
@@ -52,38 +57,9 @@ pub fn file_list_section(repo_files: &[String]) -> String {
     section
 }
 
-/// `text` in a code fence long enough that no backtick run inside it can close it early.
-pub fn fenced(info: &str, text: &str) -> String {
-    let longest_run = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or_default();
-    let fence = "`".repeat(longest_run.max(2) + 1);
-    let newline = if text.ends_with('\n') || text.is_empty() {
-        ""
-    } else {
-        "\n"
-    };
-    format!("{fence}{info}\n{text}{newline}{fence}\n")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_fence_outgrows_the_backticks_inside_the_text() {
-        assert_eq!(fenced("", "plain"), "```\nplain\n```\n");
-        assert_eq!(
-            fenced("", "a\n```rust\nb\n```\n"),
-            "````\na\n```rust\nb\n```\n````\n"
-        );
-        assert_eq!(
-            fenced("diff", "x ````` y"),
-            "``````diff\nx ````` y\n``````\n"
-        );
-    }
 
     #[test]
     fn a_long_file_list_is_cut_and_the_rest_counted() {

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::schema::{FailureBrief, MAX_CONTEXT_BYTES, ValidWorkOrder};
 use crate::edits::apply::sha256_hex;
+use crate::quote::fenced;
 
 const CONTRACT: &str = "\
 Answer with ONE JSON object and nothing else (no prose; a single ```json fence is tolerated):
@@ -65,11 +66,9 @@ pub fn attempt_prompt(
         if let Some(code) = brief.exit_code {
             prompt.push_str(&format!("exit code: {code}\n"));
         }
-        prompt.push_str(&format!(
-            "error excerpt:\n```\n{}\n```\nreminder: {}\n",
-            brief.primary_error_excerpt.trim_end(),
-            brief.constraints_reminder
-        ));
+        prompt.push_str("error excerpt:\n");
+        prompt.push_str(&fenced("", brief.primary_error_excerpt.trim_end()));
+        prompt.push_str(&format!("reminder: {}\n", brief.constraints_reminder));
     }
     prompt.push_str("\n## Output contract\n");
     prompt.push_str(CONTRACT);
@@ -92,17 +91,17 @@ fn push_context(prompt: &mut String, root: &Path, files: &[String]) {
         let text = String::from_utf8_lossy(&bytes);
         let shown = cut_at_char_boundary(&text, budget);
         budget -= shown.len();
-        prompt.push_str(&format!("### {path}\n```\n{shown}"));
-        if !shown.ends_with('\n') {
-            prompt.push('\n');
-        }
+        let mut block = shown.to_owned();
         if shown.len() < text.len() {
-            prompt.push_str(&format!(
+            if !block.ends_with('\n') {
+                block.push('\n');
+            }
+            block.push_str(&format!(
                 "[... {} more bytes not shown: the context limit of {MAX_CONTEXT_BYTES} bytes was reached ...]\n",
                 text.len() - shown.len()
             ));
         }
-        prompt.push_str("```\n");
+        prompt.push_str(&format!("### {path}\n{}", fenced("", &block)));
     }
 }
 

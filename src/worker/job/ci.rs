@@ -4,6 +4,7 @@
 
 use crate::forge::{FailedCheck, Forge, Remark, Said, Thread};
 use crate::pipeline::ci_log;
+use crate::quote::{fenced, one_line};
 use crate::store::{ChangeRequestRecord, Finish};
 use crate::worker::replies;
 
@@ -158,9 +159,9 @@ impl JobRun {
         let mut lines = Vec::new();
         let mut context = String::from("## The failed checks' logs\n");
         for check in ours {
+            let name = one_line(&check.name);
             lines.push(format!(
-                "the check `{}` failed on {short}: make it pass",
-                check.name
+                "the check `{name}` failed on {short}: make it pass"
             ));
             let log = forge
                 .check_log(&request.repo, check)
@@ -169,12 +170,12 @@ impl JobRun {
             let excerpt = self
                 .redactor
                 .redact(&ci_log::excerpt(&log, LOG_EXCERPT_BYTES));
-            context.push_str(&format!("\n### {}\n\n```\n{excerpt}\n```\n", check.name));
+            context.push_str(&format!("\n### {name}\n\n{}", fenced("", &excerpt)));
         }
         for check in theirs {
             lines.push(format!(
                 "the check `{}` fails on the default branch too: leave it alone",
-                check.name
+                one_line(&check.name)
             ));
         }
         Ok(RevisionAsk {

@@ -9,6 +9,7 @@ use crate::pipeline::fix::{
     self, Approval, FixOptions, FixSummary, IssueInput, ProposedPlan, Revision,
 };
 use crate::pipeline::issue::Issue;
+use crate::quote::{fenced, one_line};
 use crate::store::Finish;
 use crate::worker::authorize::{self, CheckError, Verdict};
 use crate::worker::publish::{Refusal, StatusOutcome, StatusView, Step, refusal_comment};
@@ -294,18 +295,22 @@ impl JobRun {
 /// The issue as the planner reads it when a maintainer asked for another plan: their words,
 /// and the plan they did not approve.
 fn replan_issue(issue: &Issue, words: &str, previous: &ProposedPlan) -> Issue {
-    let mut body = issue.body.clone();
-    body.push_str("\n\n## A maintainer's words on the plan\n\n");
-    body.push_str(words);
-    body.push_str("\n\n## The plan they did not approve\n\n");
-    for step in &previous.plan.plan_steps {
-        body.push_str(&format!("- {step}\n"));
+    let mut body = String::new();
+    if !issue.body.trim().is_empty() {
+        body.push_str("## The issue\n\n");
+        body.push_str(&fenced("", &issue.body));
     }
-    let files: Vec<&str> = previous
+    body.push_str("\n## A maintainer's words on the plan\n\n");
+    body.push_str(&fenced("", words));
+    body.push_str("\n## The plan they did not approve\n\n");
+    for step in &previous.plan.plan_steps {
+        body.push_str(&format!("- {}\n", one_line(step)));
+    }
+    let files: Vec<String> = previous
         .plan
         .file_changes
         .iter()
-        .map(|change| change.path.as_str())
+        .map(|change| one_line(&change.path))
         .collect();
     body.push_str(&format!("\nFiles: {}\n", files.join(", ")));
     Issue {

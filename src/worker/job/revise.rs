@@ -8,6 +8,7 @@ use crate::forge::{Forge, GitCredentials, Remark, Said, Thread};
 use crate::git::{BranchName, CommitKind, CommitSha, GitError, Workspace};
 use crate::pipeline::fix::{self, Approval, Revision};
 use crate::pipeline::issue::Issue;
+use crate::quote::{fenced, one_line};
 use crate::store::Finish;
 use crate::worker::replies::{self, Revised};
 
@@ -298,32 +299,41 @@ fn asked_lines(asks: &[&Remark]) -> Vec<String> {
                 Said::Command {
                     command: crate::forge::Command::Revise(text),
                     ..
-                } => Some(format!("@{who}: {}", one_line(text))),
+                } => Some(format!("@{who}: {}", words(text))),
                 Said::Review { body, .. } if !body.trim().is_empty() => {
-                    Some(format!("@{who} (review): {}", one_line(body)))
+                    Some(format!("@{who} (review): {}", words(body)))
                 }
                 Said::LineComment {
                     body, path, line, ..
-                } => Some(match line {
-                    Some(line) => format!("@{who} on `{path}` line {line}: {}", one_line(body)),
-                    None => format!("@{who} on `{path}`: {}", one_line(body)),
-                }),
+                } => {
+                    let path = one_line(path);
+                    Some(match line {
+                        Some(line) => format!("@{who} on `{path}` line {line}: {}", words(body)),
+                        None => format!("@{who} on `{path}`: {}", words(body)),
+                    })
+                }
                 _ => None,
             }
         })
         .collect()
 }
 
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+/// A person's words on one line: their line breaks cannot start lines of the bot's own list.
+fn words(text: &str) -> String {
+    one_line(&text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
-/// The issue as the pipeline reads it for a revision: the original text, then what the
-/// reviewers asked, then the change request's diff so far.
+/// The issue as the pipeline reads it for a revision: the original text (fenced, so it cannot
+/// pass for the sections after it), then what the reviewers asked, then the change request's
+/// diff so far (fenced too).
 fn revision_issue(issue: &Issue, number: u64, ask: &RevisionAsk<'_>, diff: &str) -> Issue {
-    let mut body = issue.body.clone();
+    let mut body = String::new();
+    if !issue.body.trim().is_empty() {
+        body.push_str("## The issue\n\n");
+        body.push_str(&fenced("", &issue.body));
+    }
     body.push_str(&format!(
-        "\n\n## Requested changes to the change request ({number})\n\nThe change below was \
+        "\n## Requested changes to the change request ({number})\n\nThe change below was \
          reviewed; change it as asked, keeping what is not mentioned.\n\n"
     ));
     for line in &ask.lines {
@@ -336,12 +346,8 @@ fn revision_issue(issue: &Issue, number: u64, ask: &RevisionAsk<'_>, diff: &str)
             body.push('\n');
         }
     }
-    body.push_str("\n## The change request's diff so far\n\n```diff\n");
-    body.push_str(diff);
-    if !diff.ends_with('\n') {
-        body.push('\n');
-    }
-    body.push_str("```\n");
+    body.push_str("\n## The change request's diff so far\n\n");
+    body.push_str(&fenced("diff", diff));
     Issue {
         body,
         ..issue.clone()
