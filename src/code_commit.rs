@@ -176,7 +176,7 @@ pub async fn run(settings: &Settings) -> Result<Success, CodeCommitError> {
     .map_err(|err| CodeCommitError::Preflight(format!("GEMINI_BASE_URL: {err}")))?;
     let mut redactor = Redactor::new();
     redactor.register(&inputs.api_key);
-    let logs = LogDir::create(project, Local::now(), redactor).map_err(|source| {
+    let logs = LogDir::create(project, Local::now(), redactor.clone()).map_err(|source| {
         CodeCommitError::Logs {
             path: project.join("logs"),
             source,
@@ -188,6 +188,7 @@ pub async fn run(settings: &Settings) -> Result<Success, CodeCommitError> {
         root: &root,
         provider: provider.as_ref(),
         logs: &logs,
+        redactor,
         replacements: FileReplacements::default(),
     };
     session.run().await
@@ -264,6 +265,8 @@ struct Session<'a> {
     root: &'a ProjectRoot,
     provider: &'a dyn LlmProvider,
     logs: &'a LogDir,
+    /// The key, and every credential-shaped string the build printed, hidden from the model.
+    redactor: Redactor,
     replacements: FileReplacements,
 }
 
@@ -315,11 +318,12 @@ impl Session<'_> {
         stage: &str,
         prompt: &str,
     ) -> Result<AttemptResult, CodeCommitError> {
-        self.log(&format!("{stem}.txt"), prompt)?;
+        let prompt = self.redactor.redact(prompt);
+        self.log(&format!("{stem}.txt"), &prompt)?;
         let request = LlmRequest {
             stage: stage.to_string(),
             system: None,
-            prompt: prompt.to_string(),
+            prompt,
             temperature: None,
             max_output_tokens: None,
             schema: None,

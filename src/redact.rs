@@ -1,5 +1,8 @@
 //! Redaction: every secret the process knows, in every form it may show up in (as is, reversed,
-//! base64 (also reversed), hex, URL-encoded, in an `x-access-token:`/`oauth2:` pair), hidden.
+//! base64 (also reversed), hex, URL-encoded, in an `x-access-token:`/`oauth2:` pair), hidden;
+//! and every credential-shaped string, known or not (`credentials`), masked too.
+
+mod credentials;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -56,7 +59,9 @@ impl Redactor {
             .sort_by_key(|needle| std::cmp::Reverse(needle.len()));
     }
 
-    /// `text` with every registered form replaced by [`MASK`].
+    /// `text` with every registered form, then every credential-shaped string (a token of
+    /// GitHub, GitLab, AWS, Slack or a model vendor, a private key, an `Authorization:`
+    /// header's value), replaced by [`MASK`].
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_string();
         for needle in &self.needles {
@@ -64,7 +69,10 @@ impl Redactor {
                 out = out.replace(needle.as_str(), MASK);
             }
         }
-        out
+        match credentials::mask(&out) {
+            std::borrow::Cow::Borrowed(_) => out,
+            std::borrow::Cow::Owned(masked) => masked,
+        }
     }
 }
 
@@ -190,6 +198,15 @@ mod tests {
     fn short_or_empty_secrets_hide_nothing() {
         let redactor = redactor(&["", "abc"]);
         assert_eq!(redactor.redact("abc is a word"), "abc is a word");
+    }
+
+    #[test]
+    fn credentials_nobody_registered_are_masked_too() {
+        let redactor = redactor(&["sk-very-secret-key"]);
+        assert_eq!(
+            redactor.redact("key sk-very-secret-key, and AKIAIOSFODNN7EXAMPLE from the CI log"),
+            format!("key {MASK}, and {MASK} from the CI log")
+        );
     }
 
     #[test]

@@ -369,3 +369,64 @@ async fn a_log_line_of_backticks_cannot_close_the_fence_around_the_log(t: BotTes
 async fn a_log_line_of_backticks_cannot_close_the_fence_around_the_log_on_github() {
     a_log_line_of_backticks_cannot_close_the_fence_around_the_log(BotTester::github().await).await;
 }
+
+/// Credentials a CI job printed, as they show up in its log (none is a secret autofix knows).
+const LEAKED: [&str; 7] = [
+    "ghp_Zx8Wv7Ut6Sr5Qp4On3Ml2Kj1Ih0GfEdCbA9y",
+    "AKIAIOSFODNN7EXAMPLE",
+    "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "sk-proj-Ab3dEf6hIj9lMn2pQr5tUv8xYz",
+    "glpat-xY9z_8AbCdEfGhIjKlMn",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJjaSJ9.c2lnbmF0dXJl",
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
+];
+
+fn leaky_log() -> String {
+    format!(
+        "FAILED test_calc.py::test_clamp_is_documented - AssertionError: clamp has no docstring\n\
+         + git remote add mirror https://ci:{}@github.com/acme/mirror.git\n\
+         AWS_ACCESS_KEY_ID={}\n\
+         SLACK_TOKEN={} OPENAI_API_KEY={}\n\
+         GITLAB_TOKEN={}\n\
+         > Authorization: Bearer {}\n\
+         -----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n\
+         1 failed, 1 passed in 0.02s\n",
+        LEAKED[0], LEAKED[1], LEAKED[2], LEAKED[3], LEAKED[4], LEAKED[5], LEAKED[6]
+    )
+}
+
+async fn credentials_in_a_check_log_never_reach_the_model(t: BotTester) {
+    let remote = t.repo(PROJECT, &python_project());
+    let number = fixed_issue(&t, PROJECT, ISSUE).await;
+    let main = remote.tip("main").unwrap();
+    checks(&t, (&main, "main"), false, "1 passed");
+    script_revision(&t.llm, FIXED_PY, REVISED_PY, None);
+
+    the_checks_fail_with(&t, &remote, number, &leaky_log()).await;
+    t.run_until_idle().await;
+
+    let prompt = t.llm.prompts_for("plan").pop().unwrap();
+    assert!(
+        prompt.contains("AWS_ACCESS_KEY_ID=[REDACTED]\n"),
+        "the log is shown, its credentials masked: {prompt}"
+    );
+    assert!(
+        prompt.contains("> Authorization: Bearer [REDACTED]\n"),
+        "{prompt}"
+    );
+    for request in t.llm.requests() {
+        let sent = request.prompt().unwrap_or_default();
+        for credential in LEAKED {
+            assert!(!sent.contains(credential), "{credential} was sent: {sent}");
+        }
+    }
+    for credential in LEAKED {
+        let kept = support::bot::files_containing(&t.workdir(), credential);
+        assert!(kept.is_empty(), "{credential} is kept in {kept:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_in_a_pipeline_log_never_reach_the_model_on_gitlab() {
+    credentials_in_a_check_log_never_reach_the_model(BotTester::gitlab().await).await;
+}

@@ -116,7 +116,7 @@ impl JobRun {
             notes: &self.checkpoint.status.notes,
         });
         let new = NewChangeRequest {
-            title: fixed.subject.clone(),
+            title: self.redactor.redact(&fixed.subject),
             body: self.redactor.redact(&body),
             head: fixed.branch.clone(),
             base,
