@@ -470,7 +470,7 @@ async fn a_plan_waits_for_approval(t: &BotTester) -> support::git_http::BareRepo
         "{}",
         status[0]
     );
-    assert!(status[0].contains("1. limit the value to [low, high] in clamp"));
+    assert!(status[0].contains(r"1. limit the value to \[low, high\] in clamp"));
     assert!(status[0].contains("Files it would change: `calc.py`"));
     assert!(status[0].contains("`/autofix approve`"));
     assert!(

@@ -1,5 +1,6 @@
 //! Every text the bot writes on a forge: the status comment (a checklist edited in place), the
-//! pull/merge request body, the failure report and the polite refusals. Pure functions of data.
+//! pull/merge request body, the failure report and the polite refusals. Pure functions of data;
+//! whatever in them the model (or anyone but the engine) wrote goes through `crate::quote`.
 
 use std::fmt::Write as _;
 
@@ -8,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::failure::FailureCode;
 use crate::pipeline::checks::{CheckRun, Comparison, Verdict};
 use crate::pipeline::test_report::CommandReport;
+use crate::quote::{code_span, fenced, inert};
 
 /// The hidden line that marks the status comment of a job, so a restarted job finds it again
 /// among the bot's own comments (see `own_marks`: the line alone makes no comment the bot's).
@@ -168,11 +170,11 @@ pub fn status_comment(view: &StatusView) -> String {
             files,
             word,
         }) => {
-            let _ = writeln!(text, "\n**The plan** — `{summary}`:\n");
+            let _ = writeln!(text, "\n**The plan** — {}:\n", code_span(summary));
             for step in plan_steps {
-                let _ = writeln!(text, "1. {step}");
+                let _ = writeln!(text, "1. {}", inert(step));
             }
-            let files: Vec<String> = files.iter().map(|file| format!("`{file}`")).collect();
+            let files: Vec<String> = files.iter().map(|file| code_span(file)).collect();
             let _ = writeln!(
                 text,
                 "\nFiles it would change: {}\n\nNothing is edited until a maintainer comments \
@@ -213,18 +215,17 @@ fn failure_section(failure: &FailureReport) -> String {
         "\n**Failed at `{}` with `{}`:** {}",
         failure.stage,
         failure.code,
-        one_line(&failure.reason)
+        inert(&failure.reason)
     );
     if let Some(tail) = failure
         .output_tail
         .as_deref()
         .filter(|t| !t.trim().is_empty())
     {
-        let fence = fence_for(tail);
         let _ = writeln!(
             text,
-            "\n<details><summary>End of the output</summary>\n\n{fence}text\n{}\n{fence}\n</details>",
-            tail.trim_end()
+            "\n<details><summary>End of the output</summary>\n\n{}</details>",
+            fenced("text", tail.trim_end())
         );
     }
     if let Some(branch) = &failure.branch_kept {
@@ -323,18 +324,18 @@ pub struct ChangeRequestFacts<'a> {
 /// The pull/merge request body: summary, `Fixes #N`, files, validation table, repairs, tokens.
 pub fn change_request_body(facts: &ChangeRequestFacts<'_>) -> String {
     let mut text = String::new();
-    let _ = writeln!(text, "{}\n", facts.subject);
+    let _ = writeln!(text, "{}\n", inert(facts.subject));
     if !facts.plan_steps.is_empty() {
         let _ = writeln!(text, "## Summary\n");
         for step in facts.plan_steps {
-            let _ = writeln!(text, "- {}", one_line(step));
+            let _ = writeln!(text, "- {}", inert(step));
         }
         text.push('\n');
     }
     let _ = writeln!(text, "Fixes #{}\n", facts.issue);
     let _ = writeln!(text, "## Changed files\n");
     for file in facts.changed_files {
-        let _ = writeln!(text, "- `{file}`");
+        let _ = writeln!(text, "- {}", code_span(file));
     }
     let _ = writeln!(text, "\n## Validation\n");
     if facts.validation.is_empty() && facts.checks.is_empty() {
@@ -473,16 +474,6 @@ fn duration(millis: u64) -> String {
 
 fn table_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('`', "'")
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// A code fence longer than any run of backticks in `text`, so the output cannot close it.
-fn fence_for(text: &str) -> String {
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    "`".repeat(longest.max(2) + 1)
 }
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! What the bot says back in a conversation: one reply per command or revision, each with a
 //! hidden marker so a job that restarts finds the reply it already posted instead of repeating it.
+//! Text the engine did not write (model answers, people's words, check names) is made inert.
 
 use std::fmt::Write as _;
 
+use crate::quote::{code_span, inert};
 use crate::store::JobRecord;
 
 /// The hidden line that marks reply `key` of `job`.
@@ -37,7 +39,7 @@ pub fn status(login: &str, last: Option<&JobRecord>, change_request: Option<&str
             if let Some(code) = &job.failure_code {
                 let _ = write!(text, ", `{code}`");
                 if let Some(error) = &job.last_error {
-                    let _ = write!(text, ": {error}");
+                    let _ = write!(text, ": {}", inert(error));
                 }
             }
             text.push('.');
@@ -72,7 +74,7 @@ pub fn nothing_to_revise(login: &str, word: &str) -> String {
 
 /// Failed checks that fail on the default branch as well: not this change's doing.
 pub fn checks_fail_on_the_default_branch(names: &[String], branch: &str) -> String {
-    let names: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    let names: Vec<String> = names.iter().map(|name| code_span(name)).collect();
     format!(
         "The failing checks ({}) fail on `{branch}` too, so this change did not break them; \
          autofix leaves them alone.",
@@ -128,15 +130,15 @@ pub struct Revised<'a> {
 /// The one reply after a revision was pushed.
 pub fn revised(facts: &Revised<'_>) -> String {
     let short: String = facts.commit.chars().take(7).collect();
-    let mut text = format!("Revised in {short}: `{}`\n\n", facts.subject);
+    let mut text = format!("Revised in {short}: {}\n\n", code_span(facts.subject));
     text.push_str("What was asked:\n");
     for ask in facts.asked {
-        let _ = writeln!(text, "- {ask}");
+        let _ = writeln!(text, "- {}", inert(ask));
     }
     let files: Vec<String> = facts
         .changed_files
         .iter()
-        .map(|file| format!("`{file}`"))
+        .map(|file| code_span(file))
         .collect();
     let _ = write!(
         text,
@@ -154,8 +156,9 @@ pub fn revised(facts: &Revised<'_>) -> String {
 /// The one reply after a revision that could not be made.
 pub fn revision_failed(code: &str, stage: &str, reason: &str) -> String {
     format!(
-        "autofix could not revise this change request: `{code}` at `{stage}`: {reason}\n\n\
-         The branch is as it was."
+        "autofix could not revise this change request: `{code}` at `{stage}`: {}\n\n\
+         The branch is as it was.",
+        inert(reason)
     )
 }
 
@@ -182,7 +185,7 @@ mod tests {
             asked: &["@alice on `calc.py` line 2: handle low".into()],
         });
         assert!(text.starts_with("Revised in 0123456: `fix(calc): clamp below too`"));
-        assert!(text.contains("- @alice on `calc.py` line 2: handle low"));
+        assert!(text.contains("- @&#8203;alice on `calc.py` line 2: handle low"));
         assert!(text.contains("Changed: `calc.py`"));
         assert!(text.contains("Validation: 1 command(s) passed"));
     }
