@@ -1,5 +1,6 @@
 //! The artifact folder of an `autofix fix` run: `run.log` (one line per event, with the time
-//! since the start), the stage JSON files, every prompt and answer, every command's output.
+//! since the start, control characters escaped), the stage JSON files, every prompt and
+//! answer, every command's output.
 
 use std::fs;
 use std::io::Write;
@@ -9,6 +10,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::quote::one_line;
 use crate::redact::Redactor;
 
 pub struct RunLog {
@@ -41,11 +43,13 @@ impl RunLog {
     }
 
     /// Appends one line to `run.log`; a log that cannot be written is not worth failing a job.
+    /// A line break in `text` (a model's answer, a name it asked for) is escaped, so one event
+    /// is one line and no text can pass for an event of its own.
     pub fn line(&self, text: &str) {
         let line = format!(
             "[{:>8.3}s] {}\n",
             self.started.elapsed().as_secs_f64(),
-            self.redactor.redact(text)
+            one_line(&self.redactor.redact(text))
         );
         if let Ok(mut file) = fs::OpenOptions::new()
             .create(true)
