@@ -402,7 +402,7 @@ async fn credentials_in_a_check_log_never_reach_the_model(t: BotTester) {
     checks(&t, (&main, "main"), false, "1 passed");
     script_revision(&t.llm, FIXED_PY, REVISED_PY, None);
 
-    the_checks_fail_with(&t, &remote, number, &leaky_log()).await;
+    the_checks_fail_with(&t, &remote, number, leaky_log().as_str().into()).await;
     t.run_until_idle().await;
 
     let prompt = t.llm.prompts_for("plan").pop().unwrap();
