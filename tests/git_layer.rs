@@ -868,8 +868,16 @@ fn rollback_leaves_a_nested_repository_alone_and_says_the_tree_is_not_clean() {
 #[test]
 fn rollback_replaces_a_tracked_folder_turned_into_a_link_without_writing_through_it() {
     let repo = Repo::new();
-    repo.commit_file("keys/authorized_keys", "repo fixture\n", "test(keys): add a key fixture");
-    repo.commit_file("tools/run.sh", "#!/bin/sh\n", "chore(tools): add the run script");
+    repo.commit_file(
+        "keys/authorized_keys",
+        "repo fixture\n",
+        "test(keys): add a key fixture",
+    );
+    repo.commit_file(
+        "tools/run.sh",
+        "#!/bin/sh\n",
+        "chore(tools): add the run script",
+    );
     let baseline = sha(&repo.head());
     let outside = tempfile::tempdir().unwrap();
     fs::write(outside.path().join("authorized_keys"), "the owner's key\n").unwrap();
@@ -877,8 +885,11 @@ fn rollback_replaces_a_tracked_folder_turned_into_a_link_without_writing_through
     std::os::unix::fs::symlink(outside.path(), repo.path("keys")).unwrap();
     // A tracked file turned into a link, too.
     fs::remove_file(repo.path("tools/run.sh")).unwrap();
-    std::os::unix::fs::symlink(outside.path().join("authorized_keys"), repo.path("tools/run.sh"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("authorized_keys"),
+        repo.path("tools/run.sh"),
+    )
+    .unwrap();
 
     repo.workspace().rollback(&baseline).unwrap();
 
@@ -889,7 +900,11 @@ fn rollback_replaces_a_tracked_folder_turned_into_a_link_without_writing_through
     assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 1);
     assert!(fs::symlink_metadata(repo.path("keys")).unwrap().is_dir());
     assert_eq!(repo.read("keys/authorized_keys"), "repo fixture\n");
-    assert!(fs::symlink_metadata(repo.path("tools/run.sh")).unwrap().is_file());
+    assert!(
+        fs::symlink_metadata(repo.path("tools/run.sh"))
+            .unwrap()
+            .is_file()
+    );
     assert_eq!(repo.porcelain(), "");
 }
 
@@ -906,7 +921,11 @@ fn discarding_a_file_named_like_a_pattern_puts_back_that_file_alone() {
 
     assert_eq!(repo.read("a[1].txt"), "one\n");
     assert_eq!(repo.read("a1.txt"), "changed too\n");
-    assert_eq!(repo.porcelain(), "M  a1.txt\n", "the other file stays staged");
+    assert_eq!(
+        repo.porcelain(),
+        "M  a1.txt\n",
+        "the other file stays staged"
+    );
 }
 
 #[test]

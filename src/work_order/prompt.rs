@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::schema::{FailureBrief, MAX_CONTEXT_BYTES, ValidWorkOrder};
+use crate::anchored::Tree;
 use crate::edits::apply::sha256_hex;
 use crate::quote::fenced;
 
@@ -37,7 +38,7 @@ pub fn attempt_prompt(
     }
     prompt.push_str("\n## Allowed files (path: current sha256)\n");
     for path in &order.allowed_files {
-        let bytes = std::fs::read(root.join(path)).ok();
+        let bytes = read_file(root, path);
         let state = match &bytes {
             Some(b) => sha256_hex(b),
             None => format!("{} (does not exist yet)", sha256_hex(b"")),
@@ -76,6 +77,15 @@ pub fn attempt_prompt(
     prompt
 }
 
+/// Largest file the prompt reads (to hash or to show the start of).
+const MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
+
+/// A repository file's bytes, read through the work tree's anchored handle: `None` when it is
+/// missing, is a link or lies below one, is not a regular file, or is too large.
+fn read_file(root: &Path, path: &str) -> Option<Vec<u8>> {
+    Tree::open(root).ok()?.read(path, MAX_READ_BYTES).ok()?
+}
+
 /// Context files in order, cut deterministically once `MAX_CONTEXT_BYTES` have been shown.
 fn push_context(prompt: &mut String, root: &Path, files: &[String]) {
     if files.is_empty() {
@@ -84,7 +94,7 @@ fn push_context(prompt: &mut String, root: &Path, files: &[String]) {
     }
     let mut budget = MAX_CONTEXT_BYTES;
     for path in files {
-        let Ok(bytes) = std::fs::read(root.join(path)) else {
+        let Some(bytes) = read_file(root, path) else {
             prompt.push_str(&format!("### {path}\n(does not exist yet)\n"));
             continue;
         };
