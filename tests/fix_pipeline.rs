@@ -5,9 +5,9 @@ mod support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+use support::fix_cli::Fix;
 use support::repo::{BUGGY_PY, Repo};
 use support::scripted_llm::{Reply, ScriptedLlm};
 
@@ -54,61 +54,6 @@ fn accepted() -> String {
 fn rejected(must_fix: &str) -> String {
     json!({"decision": "rejected", "reasons": ["incomplete"], "must_fixes": [must_fix], "nice_to_haves": []})
         .to_string()
-}
-
-/// One `autofix fix` run.
-struct Fix {
-    output: Output,
-    artifacts: tempfile::TempDir,
-}
-
-impl Fix {
-    fn run(repo: &Path, llm: &ScriptedLlm, issue: &Value) -> Fix {
-        let artifacts = tempfile::tempdir().unwrap();
-        let issue_file = artifacts.path().join("issue.json");
-        fs::write(&issue_file, issue.to_string()).unwrap();
-        let output = Command::new(env!("CARGO_BIN_EXE_autofix"))
-            .arg("fix")
-            .arg("--repo")
-            .arg(repo)
-            .arg("--issue-file")
-            .arg(&issue_file)
-            .arg("--out")
-            .arg(artifacts.path().join("run"))
-            .env("AUTOFIX__LLM__PROVIDER", "anthropic")
-            .env("AUTOFIX__LLM__BASE_URL", llm.base_url())
-            .env("AUTOFIX__LLM__MODEL", "claude-test")
-            .env("AUTOFIX__LLM__API_KEY", "sk-ant-test")
-            .env("AUTOFIX__LLM__MAX_RETRIES", "0")
-            .env("AUTOFIX__GIT__AUTHOR_NAME", "autofix-bot")
-            .env("AUTOFIX__GIT__AUTHOR_EMAIL", "bot@autofix.example")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        Fix { output, artifacts }
-    }
-
-    fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.output.stdout).into_owned()
-    }
-
-    fn dir(&self) -> PathBuf {
-        self.artifacts.path().join("run")
-    }
-
-    fn json(&self, name: &str) -> Value {
-        let text = fs::read_to_string(self.dir().join(name))
-            .unwrap_or_else(|err| panic!("{name}: {err}; stdout: {}", self.stdout()));
-        serde_json::from_str(&text).unwrap()
-    }
-
-    fn result(&self) -> Value {
-        self.json("RESULT.json")
-    }
-
-    fn run_log(&self) -> String {
-        fs::read_to_string(self.dir().join("run.log")).unwrap()
-    }
 }
 
 fn issue(number: u64, title: &str) -> Value {

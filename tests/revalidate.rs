@@ -5,17 +5,9 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
-use autofix::exec::{Limits, Sandbox, SandboxMode};
-use autofix::git::Identity;
-use autofix::llm::{ProviderConfig, ProviderKind};
-use autofix::pipeline::fix::{self, FixOptions, FixSummary, IssueInput};
-use autofix::pipeline::issue::Issue;
-use autofix::pipeline::json_stage::OutputCaps;
-use autofix::redact::Redactor;
-use autofix::telemetry::Stages;
-use secrecy::SecretString;
+use autofix::pipeline::fix::{self, FixSummary};
+use support::fix_cli::{revalidation_options, unreachable_model};
 use support::repo::{BUGGY_PY, Repo};
 
 const FIXED_PY: &str = "def clamp(value, low, high):\n    return max(low, min(value, high))\n";
@@ -25,45 +17,9 @@ const PYTEST: &str = "[[validate]]\nname = \"pytest\"\nrun = [\"python3\", \"-m\
 /// The files of `calc.py` as `content`, validated on the Python project's base.
 async fn revalidated(repo: &Repo, content: &str) -> FixSummary {
     let out = tempfile::tempdir().unwrap();
-    let options = FixOptions {
-        repo: repo.path().to_path_buf(),
-        issue: IssueInput::Given(Issue {
-            number: Some(7),
-            title: "clamp ignores its bounds".into(),
-            body: String::new(),
-            labels: Vec::new(),
-        }),
-        issue_number: Some(7),
-        job_id: Some("autofix-job-9".into()),
-        artifacts: Some(out.path().join("run")),
-        identity: Identity::new("autofix", "autofix@example.com").unwrap(),
-        default_validate_timeout: Duration::from_secs(120),
-        output_limit: 256 * 1024,
-        context_tokens: 20_000,
-        redactor: Redactor::new(),
-        sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
-        cache_dir: Some(out.path().join("cache")),
-        output_caps: OutputCaps::default(),
-        baseline_cache: Some(out.path().join("baselines")),
-        stages: Stages::none(),
-        revision: None,
-        cancel: Default::default(),
-        approval: Default::default(),
-    };
-    // Nothing listens here: a model call would fail the run with LLM_ERROR.
-    let unreachable = autofix::llm::provider(ProviderConfig {
-        kind: ProviderKind::Openai,
-        base_url: "http://127.0.0.1:9/v1".into(),
-        model: "none".into(),
-        api_key: SecretString::from("sk-none"),
-        request_timeout: Duration::from_secs(1),
-        max_retries: 0,
-        initial_backoff: Duration::from_millis(1),
-        max_backoff: Duration::from_millis(1),
-    })
-    .unwrap();
+    let options = revalidation_options(repo.path(), out.path());
     let files = BTreeMap::from([("calc.py".to_owned(), Some(content.to_owned()))]);
-    fix::revalidate(&options, unreachable.as_ref(), files)
+    fix::revalidate(&options, unreachable_model().as_ref(), files)
         .await
         .unwrap()
 }

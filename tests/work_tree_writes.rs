@@ -9,19 +9,10 @@ mod support;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::Duration;
 
-use autofix::exec::{Limits, Sandbox, SandboxMode};
-use autofix::git::Identity;
-use autofix::llm::{ProviderConfig, ProviderKind};
-use autofix::pipeline::fix::{self, FixOptions, IssueInput};
-use autofix::pipeline::issue::Issue;
-use autofix::pipeline::json_stage::OutputCaps;
-use autofix::redact::Redactor;
-use autofix::telemetry::Stages;
-use secrecy::SecretString;
+use autofix::pipeline::fix;
 use serde_json::{Value, json};
+use support::fix_cli::{Fix, revalidation_options, unreachable_model};
 use support::repo::{BUGGY_PY, Repo};
 use support::scripted_llm::ScriptedLlm;
 
@@ -119,41 +110,9 @@ fn script_job(llm: &ScriptedLlm, probe: &str, accepted: bool) {
     }
 }
 
-/// One `autofix fix` run on `repo`, sandboxed as the service runs it.
-fn autofix_fix(repo: &Repo, llm: &ScriptedLlm) -> (Output, tempfile::TempDir) {
-    let artifacts = tempfile::tempdir().unwrap();
-    let issue_file = artifacts.path().join("issue.json");
-    let issue = json!({"number": 7, "title": "clamp ignores its bounds",
-                       "body": "clamp(5, 0, 3) returns 5.", "labels": []});
-    fs::write(&issue_file, issue.to_string()).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_autofix"))
-        .arg("fix")
-        .arg("--repo")
-        .arg(repo.path())
-        .arg("--issue-file")
-        .arg(&issue_file)
-        .arg("--out")
-        .arg(artifacts.path().join("run"))
-        .env("AUTOFIX__LLM__PROVIDER", "anthropic")
-        .env("AUTOFIX__LLM__BASE_URL", llm.base_url())
-        .env("AUTOFIX__LLM__MODEL", "claude-test")
-        .env("AUTOFIX__LLM__API_KEY", "sk-ant-test")
-        .env("AUTOFIX__LLM__MAX_RETRIES", "0")
-        .env("AUTOFIX__GIT__AUTHOR_NAME", "autofix-bot")
-        .env("AUTOFIX__GIT__AUTHOR_EMAIL", "bot@autofix.example")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    (output, artifacts)
-}
-
-fn result(artifacts: &tempfile::TempDir) -> Value {
-    let text = fs::read_to_string(artifacts.path().join("run/RESULT.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn run_log(artifacts: &tempfile::TempDir) -> String {
-    fs::read_to_string(artifacts.path().join("run/run.log")).unwrap()
+fn issue() -> Value {
+    json!({"number": 7, "title": "clamp ignores its bounds",
+           "body": "clamp(5, 0, 3) returns 5.", "labels": []})
 }
 
 #[test]
@@ -164,23 +123,24 @@ fn a_folder_of_the_models_turned_into_a_link_to_ssh_gets_its_file_back_in_a_real
     let probe = link_planting_probe(&home.ssh(), false);
     script_job(&llm, &probe, true);
 
-    let (output, artifacts) = autofix_fix(&repo, &llm);
+    let fix = Fix::run(repo.path(), &llm, &issue());
 
     home.assert_untouched();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = fix.stdout();
     assert_eq!(
-        output.status.code(),
+        fix.output.status.code(),
         Some(0),
         "{stdout}\n{}",
-        run_log(&artifacts)
+        fix.run_log()
     );
     assert!(
-        run_log(&artifacts).contains("`keys/authorized_keys` was changed by a command"),
+        fix.run_log()
+            .contains("`keys/authorized_keys` was changed by a command"),
         "{}",
-        run_log(&artifacts)
+        fix.run_log()
     );
     // The commit holds exactly the model's three files, the key as the model wrote it.
-    let branch = result(&artifacts)["branch"].as_str().unwrap().to_owned();
+    let branch = fix.result()["branch"].as_str().unwrap().to_owned();
     let changed = repo.git(&["diff", "--name-only", "main", &branch]);
     assert_eq!(
         changed.lines().collect::<Vec<_>>(),
@@ -210,15 +170,15 @@ fn a_folder_turned_into_a_link_by_a_failing_test_is_rolled_back_without_touching
     let probe = link_planting_probe(&home.ssh(), true);
     script_job(&llm, &probe, false);
 
-    let (output, artifacts) = autofix_fix(&repo, &llm);
+    let fix = Fix::run(repo.path(), &llm, &issue());
 
     home.assert_untouched();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = fix.stdout();
     assert_eq!(
-        output.status.code(),
+        fix.output.status.code(),
         Some(11),
         "VALIDATION_FAILED: {stdout}\n{}",
-        run_log(&artifacts)
+        fix.run_log()
     );
     repo.assert_untouched(&baseline);
     assert_eq!(repo.read("calc.py"), BUGGY_PY);
@@ -239,43 +199,7 @@ async fn a_link_planted_during_a_revalidation_on_a_moved_base_is_never_written_t
     let repo = Repo::python_project(&[(".autofix.toml", PY_VALIDATE)]);
     let head = repo.head();
     let out = tempfile::tempdir().unwrap();
-    let options = FixOptions {
-        repo: repo.path().to_path_buf(),
-        issue: IssueInput::Given(Issue {
-            number: Some(7),
-            title: "clamp ignores its bounds".into(),
-            body: String::new(),
-            labels: Vec::new(),
-        }),
-        issue_number: Some(7),
-        job_id: Some("autofix-job-9".into()),
-        artifacts: Some(out.path().join("run")),
-        identity: Identity::new("autofix", "autofix@example.com").unwrap(),
-        default_validate_timeout: Duration::from_secs(120),
-        output_limit: 256 * 1024,
-        context_tokens: 20_000,
-        redactor: Redactor::new(),
-        sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
-        cache_dir: Some(out.path().join("cache")),
-        output_caps: OutputCaps::default(),
-        baseline_cache: Some(out.path().join("baselines")),
-        stages: Stages::none(),
-        revision: None,
-        cancel: Default::default(),
-        approval: Default::default(),
-    };
-    // Nothing listens here: revalidation never asks the model.
-    let unreachable = autofix::llm::provider(ProviderConfig {
-        kind: ProviderKind::Openai,
-        base_url: "http://127.0.0.1:9/v1".into(),
-        model: "none".into(),
-        api_key: SecretString::from("sk-none"),
-        request_timeout: Duration::from_secs(1),
-        max_retries: 0,
-        initial_backoff: Duration::from_millis(1),
-        max_backoff: Duration::from_millis(1),
-    })
-    .unwrap();
+    let options = revalidation_options(repo.path(), out.path());
     let files = BTreeMap::from([
         ("calc.py".to_owned(), Some(FIXED_PY.to_owned())),
         (
@@ -288,7 +212,7 @@ async fn a_link_planted_during_a_revalidation_on_a_moved_base_is_never_written_t
         ),
     ]);
 
-    let summary = fix::revalidate(&options, unreachable.as_ref(), files)
+    let summary = fix::revalidate(&options, unreachable_model().as_ref(), files)
         .await
         .unwrap();
 
@@ -325,43 +249,20 @@ fn a_github_folder_linked_to_the_process_folder_is_refused_and_the_operators_fil
     ]);
     let llm = ScriptedLlm::start();
 
-    let (output, artifacts) = {
-        let artifacts = tempfile::tempdir().unwrap();
-        let issue_file = artifacts.path().join("issue.json");
-        fs::write(
-            &issue_file,
-            json!({"number": 7, "title": "clamp ignores its bounds", "body": "", "labels": []})
-                .to_string(),
-        )
-        .unwrap();
-        let output = Command::new(env!("CARGO_BIN_EXE_autofix"))
-            .current_dir(operator.path())
-            .args(["fix", "--repo"])
-            .arg(repo.path())
-            .arg("--issue-file")
-            .arg(&issue_file)
-            .arg("--out")
-            .arg(artifacts.path().join("run"))
-            .env("AUTOFIX__LLM__PROVIDER", "anthropic")
-            .env("AUTOFIX__LLM__BASE_URL", llm.base_url())
-            .env("AUTOFIX__LLM__MODEL", "claude-test")
-            .env("AUTOFIX__LLM__API_KEY", "sk-ant-test")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        (output, artifacts)
-    };
+    let fix = Fix::run_with(repo.path(), &llm, &issue(), |command| {
+        command.current_dir(operator.path());
+    });
 
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = fix.stdout();
+    let stderr = String::from_utf8_lossy(&fix.output.stderr);
     assert!(
         stdout.contains(
             "`.github` is a symbolic link; autofix never follows a link inside a work tree"
         ),
         "{stdout}\n{stderr}"
     );
-    assert_ne!(output.status.code(), Some(0));
-    let everything = format!("{stdout}{stderr}{}", files_text(artifacts.path()));
+    assert_ne!(fix.output.status.code(), Some(0));
+    let everything = format!("{stdout}{stderr}{}", files_text(fix.artifacts.path()));
     assert!(!everything.contains("OPERATOR"), "{everything}");
     assert!(!everything.contains("not toml"), "{everything}");
     assert_eq!(llm.requests().len(), 0, "the model is never asked");

@@ -8,6 +8,7 @@ pub mod deliveries;
 pub mod fake_github;
 pub mod fake_gitlab;
 pub mod fake_log;
+pub mod fix_cli;
 pub mod git_http;
 pub mod model_server;
 pub mod postgres;
