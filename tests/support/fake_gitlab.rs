@@ -632,31 +632,7 @@ impl<'a> ProjectHandle<'a> {
 
     /// Adds an open merge request from `source_branch` into the default branch, by `author`.
     pub fn merge_request(self, source_branch: &str, title: &str, author: &str) -> Self {
-        let mut state = self.fake.state();
-        let author = state.user_id(author);
-        let id = state.fresh_id();
-        let project = state.project_mut(&self.path);
-        let iid = next_merge_request_iid(project);
-        let target_branch = project
-            .default_branch
-            .clone()
-            .unwrap_or_else(|| "main".into());
-        project.merge_requests.push(FakeMergeRequest {
-            id,
-            iid,
-            title: title.to_owned(),
-            description: String::new(),
-            source_branch: source_branch.to_owned(),
-            target_branch,
-            draft: is_draft_title(title),
-            state: "opened".to_owned(),
-            labels: Vec::new(),
-            reviewer_ids: Vec::new(),
-            author,
-            fork_project_id: None,
-            notes: Vec::new(),
-        });
-        drop(state);
+        self.open_merge_request(author, source_branch, title, "", false);
         self
     }
 
@@ -669,10 +645,21 @@ impl<'a> ProjectHandle<'a> {
         title: &str,
         description: &str,
     ) -> u64 {
+        self.open_merge_request(username, source_branch, title, description, true)
+    }
+
+    fn open_merge_request(
+        &self,
+        username: &str,
+        source_branch: &str,
+        title: &str,
+        description: &str,
+        from_a_fork: bool,
+    ) -> u64 {
         let mut state = self.fake.state();
         let author = state.user_id(username);
         let id = state.fresh_id();
-        let fork = state.fresh_id() + 1_000_000;
+        let fork_project_id = from_a_fork.then(|| state.fresh_id() + 1_000_000);
         let project = state.project_mut(&self.path);
         let iid = next_merge_request_iid(project);
         let target_branch = project
@@ -691,7 +678,7 @@ impl<'a> ProjectHandle<'a> {
             labels: Vec::new(),
             reviewer_ids: Vec::new(),
             author,
-            fork_project_id: Some(fork),
+            fork_project_id,
             notes: Vec::new(),
         });
         iid
