@@ -34,6 +34,7 @@ async fn main() {
         github_configured: true,
         data_dir: dir.path().to_path_buf(),
         trigger_label: "auto-fix".into(),
+        push_to: autofix::forge::PushTo::Base,
     };
     let links = ForgeLinks {
         github_web: "https://github.com".into(),

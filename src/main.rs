@@ -169,7 +169,8 @@ enum ConfigAction {
         /// A TOML file laid over the defaults.
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Also check this repository's `.autofix.toml`.
+        /// Also check this repository's `.autofix.toml`, and warn about the CI jobs that its
+        /// branches run with secrets (GitHub workflows, `.gitlab-ci.yml`).
         #[arg(long)]
         repo: Option<PathBuf>,
     },
@@ -580,6 +581,15 @@ fn config_check(file: Option<PathBuf>, repo: Option<PathBuf>) -> ExitCode {
     let Some(repo) = repo else {
         return ExitCode::SUCCESS;
     };
+    // What the repository's CI runs with its secrets on a branch the bot pushes.
+    match autofix::commands::ci_secrets::scan(&repo) {
+        Ok(scan) => {
+            for line in autofix::commands::ci_secrets::warnings(&scan, config.forge.push_to) {
+                println!("{line}");
+            }
+        }
+        Err(err) => println!("note: the CI definitions were not read: {err}"),
+    }
     match RepoConfig::load(&repo) {
         Ok(loaded) => {
             match (&loaded.source, loaded.defaults_note()) {

@@ -85,6 +85,7 @@ fn new_pull(head: &str) -> NewChangeRequest {
         title: "fix: accept empty input".into(),
         body: "Fixes #7".into(),
         head: head.into(),
+        head_repo: None,
         base: "main".into(),
         draft: true,
         reviewers: vec![],
@@ -977,4 +978,131 @@ async fn the_fake_refuses_a_repeated_api_version_as_github_does() {
         .unwrap()
         .status();
     assert_eq!(status, 400);
+}
+
+/// A token client that waits briefly for forks, and a fake that lets its user fork.
+fn forking_client(github: &FakeGitHub) -> GitHubClient {
+    github.set_forker(std::sync::Arc::new(|_: &str, _: &str| {}));
+    GitHubClient::new(GitHubClientConfig {
+        fork_wait: autofix::forge::ForkWait {
+            poll: Duration::from_millis(10),
+            limit: Duration::from_secs(5),
+        },
+        ..config(github, GitHubAuth::Token(TOKEN.into()))
+    })
+    .expect("a token client")
+}
+
+fn posted_to(github: &FakeGitHub, path_end: &str) -> Vec<serde_json::Value> {
+    github
+        .requests()
+        .into_iter()
+        .filter(|request| request.method.as_str() == "POST" && request.path.ends_with(path_end))
+        .map(|request| request.body.unwrap_or_default())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_bots_fork_is_made_once_waited_for_and_found_again() {
+    let github = github();
+    let client = forking_client(&github);
+
+    let fork = client.bot_fork(&repo()).await.unwrap();
+
+    assert_eq!(fork.owner_path, "autofix-bot/hello");
+    assert_eq!(fork.clone_url, "http://127.0.0.1:9/autofix-bot/hello.git");
+    assert_eq!(fork.default_branch.as_deref(), Some("main"));
+    assert_eq!(
+        posted_to(&github, "/repos/octo/hello/forks"),
+        [json!({"default_branch_only": true})]
+    );
+    // GitHub copies a fork in the background: its branch was looked up until it was there.
+    assert_eq!(
+        github.count("GET", "/repos/autofix-bot/hello/git/ref/heads/main"),
+        3
+    );
+    let again = client.bot_fork(&repo()).await.unwrap();
+    assert_eq!(again, fork);
+    assert_eq!(github.count("POST", "/forks"), 1, "found, not made again");
+}
+
+#[tokio::test]
+async fn a_repository_of_the_bots_that_is_no_fork_is_never_taken_for_one() {
+    let github = github();
+    github.repo(
+        "autofix-bot/hello",
+        "main",
+        "http://127.0.0.1:9/autofix-bot/hello.git",
+    );
+    let client = forking_client(&github);
+
+    let fork = client.bot_fork(&repo()).await.unwrap();
+
+    assert_eq!(
+        fork.owner_path, "autofix-bot/hello-1",
+        "GitHub's name for it"
+    );
+    assert_eq!(github.forks_of(REPO), ["autofix-bot/hello-1"]);
+}
+
+#[tokio::test]
+async fn a_fork_that_is_never_ready_is_a_fault_to_retry_later() {
+    let github = github();
+    github.set_forker(std::sync::Arc::new(|_: &str, _: &str| {}));
+    github.state().fork_copy_looks = 1_000;
+    let client = GitHubClient::new(GitHubClientConfig {
+        fork_wait: autofix::forge::ForkWait {
+            poll: Duration::from_millis(10),
+            limit: Duration::from_millis(50),
+        },
+        ..config(&github, GitHubAuth::Token(TOKEN.into()))
+    })
+    .unwrap();
+
+    let err = client.bot_fork(&repo()).await.unwrap_err();
+
+    assert!(err.is_retryable(), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "GitHub failed wait for the fork autofix-bot/hello to be ready: its branch main is still \
+         missing after 50ms"
+    );
+}
+
+#[tokio::test]
+async fn a_pull_request_from_the_bots_fork_names_its_owner_and_is_adopted_again() {
+    let github = github();
+    let client = forking_client(&github);
+    let fork = client.bot_fork(&repo()).await.unwrap();
+    let request = NewChangeRequest {
+        head_repo: Some(fork),
+        ..new_pull("autofix/issue-7")
+    };
+
+    let first = client.open_change_request(&repo(), &request).await.unwrap();
+    let second = client.open_change_request(&repo(), &request).await.unwrap();
+
+    assert!(matches!(first, Opened::Created(_)), "{first:?}");
+    assert!(matches!(second, Opened::Adopted(_)), "{second:?}");
+    assert_eq!(first.change_request(), second.change_request());
+    let sent = &posted_to(&github, "/repos/octo/hello/pulls")[0];
+    assert_eq!(sent["head"], "autofix-bot:autofix/issue-7");
+    assert_eq!(sent["maintainer_can_modify"], true);
+    let stored = &github.pull_requests(REPO)[0];
+    assert_eq!(stored.head, "autofix/issue-7");
+    assert_eq!(stored.head_repo.as_deref(), Some("autofix-bot/hello"));
+    assert_eq!(github.pull_requests(REPO).len(), 1);
+}
+
+#[tokio::test]
+async fn a_github_app_cannot_own_a_fork_and_asks_github_nothing() {
+    let github = github();
+    let client = app_client(&github);
+    github.set_forker(std::sync::Arc::new(|_: &str, _: &str| {}));
+
+    let err = client.bot_fork(&repo()).await.unwrap_err();
+
+    assert!(matches!(err, ForgeError::Configuration(_)), "{err:?}");
+    assert_eq!(err.to_string(), autofix::forge::github_api::APP_CANNOT_FORK);
+    assert_eq!(github.count("POST", "/forks"), 0);
 }

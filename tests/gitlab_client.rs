@@ -61,6 +61,7 @@ fn change_request(head: &str) -> NewChangeRequest {
         title: "fix(parser): accept empty input (#7)".into(),
         body: "Fixes #7".into(),
         head: head.into(),
+        head_repo: None,
         base: "main".into(),
         draft: false,
         reviewers: vec![],
@@ -1118,4 +1119,84 @@ fn the_fake_serves_the_git_routes_it_is_given_beside_the_api() {
 
     assert_eq!(body, "refs");
     assert!(gitlab.requests().is_empty());
+}
+
+/// A client that waits briefly for forks, and a fake that lets the token's user fork.
+fn forking_client(gitlab: &FakeGitLab) -> GitLabClient {
+    gitlab.set_forker(std::sync::Arc::new(|_: &str, _: &str| {}));
+    client(gitlab).with_fork_wait(autofix::forge::ForkWait {
+        poll: Duration::from_millis(10),
+        limit: Duration::from_secs(5),
+    })
+}
+
+#[tokio::test]
+async fn the_bots_fork_is_made_in_its_own_namespace_waited_for_and_found_again() {
+    let gitlab = gitlab();
+    let client = forking_client(&gitlab);
+
+    let fork = client.bot_fork(&repo()).await.unwrap();
+
+    assert_eq!(fork.owner_path, "autofix-bot/widgets");
+    assert_eq!(
+        fork.clone_url,
+        format!("{}/autofix-bot/widgets.git", gitlab.url())
+    );
+    assert_eq!(fork.default_branch.as_deref(), Some("main"));
+    assert_eq!(
+        gitlab
+            .requests_to("POST", "/acme%2Ftools%2Fwidgets/fork")
+            .len(),
+        1
+    );
+    let fork_id = gitlab.state().project("autofix-bot/widgets").unwrap().id;
+    // GitLab copies a fork in a background job: its import status was read until `finished`.
+    assert_eq!(
+        gitlab
+            .requests_to("GET", &format!("/projects/{fork_id}"))
+            .len(),
+        2
+    );
+    assert_eq!(
+        gitlab
+            .state()
+            .project("autofix-bot/widgets")
+            .unwrap()
+            .import_status,
+        "finished"
+    );
+    let again = client.bot_fork(&repo()).await.unwrap();
+    assert_eq!(again, fork);
+    assert_eq!(
+        gitlab.requests_to("POST", "/fork").len(),
+        1,
+        "found, not made again"
+    );
+    let listed = gitlab.requests_to("GET", "/acme%2Ftools%2Fwidgets/forks");
+    assert_eq!(listed[0].query_param("owned").as_deref(), Some("true"));
+}
+
+#[tokio::test]
+async fn a_merge_request_from_the_bots_fork_is_made_in_the_fork_for_the_project() {
+    let gitlab = gitlab();
+    let client = forking_client(&gitlab);
+    let fork = client.bot_fork(&repo()).await.unwrap();
+    let request = NewChangeRequest {
+        head_repo: Some(fork),
+        ..change_request("autofix/issue-7")
+    };
+
+    let first = client.open_change_request(&repo(), &request).await.unwrap();
+    let second = client.open_change_request(&repo(), &request).await.unwrap();
+
+    assert!(matches!(first, Opened::Created(_)), "{first:?}");
+    assert!(matches!(second, Opened::Adopted(_)), "{second:?}");
+    let base_id = gitlab.project(PROJECT).id();
+    let fork_id = gitlab.state().project("autofix-bot/widgets").unwrap().id;
+    let created = gitlab.requests_to("POST", "/autofix-bot%2Fwidgets/merge_requests");
+    assert_eq!(created[0].body["target_project_id"], base_id);
+    let merge_requests = gitlab.merge_requests(PROJECT);
+    assert_eq!(merge_requests.len(), 1);
+    assert_eq!(merge_requests[0].source_project_id, Some(fork_id));
+    assert_eq!(merge_requests[0].source_branch, "autofix/issue-7");
 }

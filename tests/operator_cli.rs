@@ -509,3 +509,126 @@ fn config_check_prints_the_forges_the_sandbox_and_the_effective_configuration_wi
         assert!(!out.contains(secret), "{secret} leaked: {out}");
     }
 }
+
+/// A configuration with `[forge] push_to` and what `extra` adds, in `dir`.
+fn push_to_config(dir: &Path, push_to: &str, extra: &str) -> PathBuf {
+    let config = dir.join("autofix.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "workdir = {:?}\n[forge]\npush_to = {push_to:?}\n{extra}",
+            dir.display().to_string()
+        ),
+    )
+    .unwrap();
+    config
+}
+
+fn github_app(dir: &Path) -> String {
+    let key = dir.join("app.pem");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/github/test-app-key.pem"),
+        &key,
+    )
+    .unwrap();
+    format!(
+        "[github]\napp_id = 424242\nprivate_key_path = {:?}\nwebhook_secret = \"s3cret-hook\"\n",
+        key.display().to_string()
+    )
+}
+
+const APP_CANNOT_FORK: &str = "forge.push_to = \"fork\": a GitHub App's installation token \
+    cannot create or own a fork: the App's bot account has no user account for one; give \
+    autofix a bot user's token (github.token, and no github.app_id) to push to its fork, or keep \
+    push_to = \"base\" and require approval for the workflows that use secrets (see the setup page)";
+
+#[test]
+fn a_github_app_told_to_push_to_a_fork_is_refused_by_config_check_and_serve_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = push_to_config(dir.path(), "fork", &github_app(dir.path()));
+
+    let checked = run_with_config(&["config", "check"], &config);
+    assert_eq!(checked.code, Some(22), "{}", checked.stderr);
+    assert_eq!(
+        checked.stderr,
+        format!("autofix config check: {APP_CANNOT_FORK}\n")
+    );
+    assert!(checked.stdout.is_empty(), "{}", checked.stdout);
+
+    let served = run_with_config(&["serve"], &config);
+    assert_eq!(served.code, Some(1), "{}", served.stderr);
+    assert_eq!(served.stderr, format!("autofix serve: {APP_CANNOT_FORK}\n"));
+
+    // The same App pushing to the repository itself starts.
+    let base = push_to_config(dir.path(), "base", &github_app(dir.path()));
+    let checked = run_with_config(&["config", "check"], &base);
+    assert_eq!(checked.code, Some(0), "{}", checked.stderr);
+    assert!(
+        checked.stdout.contains("\npush target: ready: base: "),
+        "{}",
+        checked.stdout
+    );
+}
+
+#[test]
+fn config_check_names_the_workflows_that_give_secrets_to_the_bots_branches() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let workflows = repo.join(".github/workflows");
+    std::fs::create_dir_all(&workflows).unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ci");
+    std::fs::copy(
+        data.join("github/polars-test-coverage.yml"),
+        workflows.join("test-coverage.yml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        data.join("github/kaoto-chromatic.yml"),
+        workflows.join("chromatic.yml"),
+    )
+    .unwrap();
+    let base = push_to_config(dir.path(), "base", "");
+
+    let checked = run_with_config(
+        &["config", "check", "--repo", repo.to_str().unwrap()],
+        &base,
+    );
+
+    assert_eq!(checked.code, Some(0), "{}", checked.stderr);
+    let warnings: Vec<&str> = checked
+        .stdout
+        .lines()
+        .filter(|line| line.starts_with("warning: "))
+        .collect();
+    assert_eq!(
+        warnings[0],
+        "warning: .github/workflows/test-coverage.yml: job `upload-coverage` runs on \
+         pull_request with secrets.CODECOV_TOKEN"
+    );
+    assert!(
+        warnings[1].starts_with(
+            "warning: with forge.push_to = \"base\" the bot's branches are the repository's own"
+        ),
+        "{warnings:#?}"
+    );
+    assert_eq!(warnings.len(), 2, "{warnings:#?}");
+
+    let fork = push_to_config(dir.path(), "fork", "");
+    let checked = run_with_config(
+        &["config", "check", "--repo", repo.to_str().unwrap()],
+        &fork,
+    );
+    assert_eq!(checked.code, Some(0), "{}", checked.stderr);
+    assert!(
+        !checked.stdout.contains("warning: "),
+        "a fork's pull request gets no secret: {}",
+        checked.stdout
+    );
+    assert!(
+        checked
+            .stdout
+            .contains("\npush target: ready: fork: a fork owned by the bot's user"),
+        "{}",
+        checked.stdout
+    );
+}

@@ -76,6 +76,24 @@ fn a_first_start_with_nothing_configured_guides_to_a_github_app_made_in_one_clic
         page.text("#gitlab")
             .contains(&format!("{}/webhooks/gitlab", serve.base))
     );
+    assert_eq!(readiness(&page, "push target"), "ready");
+    let push_target = page.text("#push-target");
+    assert!(
+        push_target.contains("autofix pushes its branches to the repository itself"),
+        "{push_target}"
+    );
+    assert!(
+        push_target.contains("an environment with required reviewers"),
+        "{push_target}"
+    );
+    assert!(
+        push_target.contains("make the variables protected"),
+        "{push_target}"
+    );
+    assert!(
+        push_target.contains("A GitHub App cannot own a fork"),
+        "{push_target}"
+    );
     screenshot(&page, "setup.png");
 
     page.click("#github-app button");
@@ -208,6 +226,7 @@ async fn serve_pages(t: &BotTester) -> String {
         github_configured: true,
         data_dir: t.workdir(),
         trigger_label: "auto-fix".into(),
+        push_to: autofix::forge::PushTo::Base,
     };
     let links = ForgeLinks {
         github_web: "https://github.example".into(),

@@ -851,6 +851,7 @@ async fn change_requests_are_found_by_number_and_by_issue_and_closed(t: Harness)
         job: 1,
         ci_repairs: 0,
         ci_head: None,
+        home: autofix::forge::BranchHome::Base,
     };
     t.store.record_change_request(&record, t0()).await.unwrap();
     let found = t
@@ -912,6 +913,51 @@ async fn change_requests_are_found_by_number_and_by_issue_and_closed(t: Harness)
     );
 }
 
+async fn a_change_request_from_the_bots_fork_is_found_with_the_fork_it_lives_in(t: Harness) {
+    use autofix::forge::{BranchHome, ForgeKind, RepoRef};
+    use autofix::store::ChangeRequestRecord;
+    let fork = RepoRef {
+        forge: ForgeKind::GitHub,
+        owner_path: "autofix-bot/widgets".into(),
+        clone_url: "https://github.com/autofix-bot/widgets.git".into(),
+        default_branch: None,
+    };
+    let mut record = ChangeRequestRecord {
+        key: issue(8),
+        number: 13,
+        branch: "fix/8-clamp".into(),
+        url: "https://github.com/acme/widgets/pull/13".into(),
+        job: 2,
+        ci_repairs: 0,
+        ci_head: None,
+        home: BranchHome::Fork(fork.clone()),
+    };
+    t.store.record_change_request(&record, t0()).await.unwrap();
+    let by_issue = t.store.change_request_for_issue(&issue(8)).await.unwrap();
+    assert_eq!(by_issue.as_ref(), Some(&record));
+    assert_eq!(
+        t.store
+            .change_request("github", "acme/widgets", 13)
+            .await
+            .unwrap()
+            .map(|found| found.home),
+        Some(BranchHome::Fork(fork))
+    );
+    // Recorded again (adopted by a later job) from the repository itself: the home follows.
+    record.home = BranchHome::Base;
+    t.store
+        .record_change_request(&record, after(1))
+        .await
+        .unwrap();
+    assert_eq!(
+        t.store
+            .open_change_requests("github", "acme/widgets")
+            .await
+            .unwrap(),
+        [record]
+    );
+}
+
 /// Runs each story once per backend, in `on_sqlite::` and `on_postgres::`.
 macro_rules! stories {
     ($($story:ident),* $(,)?) => {
@@ -956,6 +1002,7 @@ stories!(
     a_failed_job_whose_report_was_not_posted_is_claimed_again_only_for_the_report,
     a_delivery_that_joins_a_running_job_goes_to_a_follow_up_when_it_finishes,
     change_requests_are_found_by_number_and_by_issue_and_closed,
+    a_change_request_from_the_bots_fork_is_found_with_the_fork_it_lives_in,
 );
 
 /// Adds a trigger to the SQLite file that makes appending the event of issue 13's job fail,

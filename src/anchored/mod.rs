@@ -173,6 +173,27 @@ impl Tree {
         Ok(Some(content))
     }
 
+    /// The names in the folder at `relative`, sorted; `None` when it is missing. A link (at the
+    /// end or on the way) or a file is an error: the folder is entered only if it is a real one.
+    pub fn list(&self, relative: &str) -> Result<Option<Vec<String>>, TreeError> {
+        let (mut parts, leaf) = split(relative)?;
+        parts.push(leaf);
+        let Some(folder) = self.walk(&parts, relative, Walk::Look)? else {
+            return Ok(None);
+        };
+        let entries = rustix::fs::Dir::read_from(&folder).map_err(io_error("list", relative))?;
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(io_error("list", relative))?;
+            let name = entry.file_name().to_string_lossy();
+            if name != "." && name != ".." {
+                names.push(name.into_owned());
+            }
+        }
+        names.sort();
+        Ok(Some(names))
+    }
+
     /// The regular file at `relative`, opened for reading, and its size; `None` when nothing
     /// is there. A link (at the end or on the way), a folder or a fifo is an error.
     pub fn open_file(&self, relative: &str) -> Result<Option<(File, u64)>, TreeError> {

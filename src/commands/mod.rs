@@ -2,6 +2,7 @@
 //! parses arguments, wires things together and prints.
 
 pub mod apply;
+pub mod ci_secrets;
 pub mod context;
 pub mod harden;
 pub mod jobs;

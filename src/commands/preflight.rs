@@ -8,9 +8,9 @@ use std::time::Duration;
 use secrecy::ExposeSecret;
 
 use crate::config::{LogFormat, ServiceConfig};
-use crate::forge::Forge;
-use crate::forge::github_api::GitHubClient;
+use crate::forge::github_api::{APP_CANNOT_FORK, GitHubClient};
 use crate::forge::gitlab_api::GitLabClient;
+use crate::forge::{Forge, PushTo};
 use crate::git::Identity;
 use crate::llm::LlmProvider;
 use crate::server::DoorSettings;
@@ -30,6 +30,7 @@ pub struct Parts {
 /// Builds every part `serve` needs from `config`, or says in one line which key stops it.
 pub fn build_parts(config: &ServiceConfig) -> Result<Parts, String> {
     let settings = worker_settings(config)?;
+    check_push_target(config)?;
     let door = door_settings(config)?;
     let (github, gitlab) = forge_clients(config)?;
     let identity = Identity::new(&config.git.author_name, &config.git.author_email)
@@ -133,7 +134,20 @@ fn worker_settings(config: &ServiceConfig) -> Result<WorkerSettings, String> {
         context_tokens: config.pipeline.context_tokens,
         output_caps: crate::pipeline::json_stage::OutputCaps::from_config(&config.llm),
         sandbox: config.sandbox(),
+        push_to: config.forge.push_to,
     })
+}
+
+/// Refuses a push target the credentials cannot serve: a GitHub App has no user to own a fork.
+fn check_push_target(config: &ServiceConfig) -> Result<(), String> {
+    if config.forge.push_to == PushTo::Fork && config.github.app_id != 0 {
+        return Err(format!(
+            "forge.push_to = \"fork\": {APP_CANNOT_FORK}; give autofix a bot user's token \
+             (github.token, and no github.app_id) to push to its fork, or keep push_to = \"base\" \
+             and require approval for the workflows that use secrets (see the setup page)"
+        ));
+    }
+    Ok(())
 }
 
 /// `dir` exists and this user can write in it, or it can be created: the nearest existing
@@ -216,6 +230,7 @@ pub fn setup_report(config: &ServiceConfig, sandbox: &Result<String, String>) ->
         database_part(config),
         github_part(config),
         gitlab_part(config),
+        push_target_part(config),
         llm_part(config),
         match sandbox {
             Ok(line) => Part::new(
@@ -330,6 +345,30 @@ fn gitlab_part(config: &ServiceConfig) -> Part {
     }
 }
 
+/// Where the bot's branches go, and so what the repositories' CI runs them with.
+fn push_target_part(config: &ServiceConfig) -> Part {
+    match config.forge.push_to {
+        PushTo::Base => Part::new(
+            "push target",
+            Readiness::Ready,
+            "base: the bot's branches are pushed to the repository itself, where its \
+             pull_request workflows (GitHub) and branch and merge request pipelines (GitLab) run \
+             them with the repository's secrets unless those require approval",
+        ),
+        PushTo::Fork if config.github.app_id != 0 => Part::new(
+            "push target",
+            Readiness::Broken,
+            format!("fork: {APP_CANNOT_FORK}"),
+        ),
+        PushTo::Fork => Part::new(
+            "push target",
+            Readiness::Ready,
+            "fork: a fork owned by the bot's user (made once, then reused) holds the bot's \
+             branches; the repository's CI runs their pull and merge requests without its secrets",
+        ),
+    }
+}
+
 fn llm_part(config: &ServiceConfig) -> Part {
     let llm = &config.llm;
     let key = if llm.api_key.expose_secret().is_empty() {
@@ -396,6 +435,41 @@ mod tests {
         );
         let sandbox = report.iter().find(|part| part.name == "sandbox").unwrap();
         assert_eq!(sandbox.readiness, Readiness::Broken);
+    }
+
+    // A runtime, for the GitHub client the token configuration builds.
+    #[tokio::test]
+    async fn a_github_app_cannot_push_to_a_fork_and_the_report_says_where_branches_go() {
+        let data = tempfile::tempdir().unwrap();
+        let workdir = data.path().to_str().unwrap();
+        let app = config(&[
+            ("AUTOFIX__WORKDIR", workdir),
+            ("AUTOFIX__FORGE__PUSH_TO", "fork"),
+            ("AUTOFIX__GITHUB__APP_ID", "7"),
+            ("AUTOFIX__GITHUB__PRIVATE_KEY_PATH", "/nonexistent/key.pem"),
+        ]);
+        let err = build_parts(&app).err().expect("an App cannot own a fork");
+        assert!(
+            err.starts_with("forge.push_to = \"fork\": a GitHub App's"),
+            "{err}"
+        );
+        assert!(!err.contains('\n'), "one line: {err}");
+        let part = |config: &ServiceConfig| {
+            setup_report(config, &Ok("sandbox: bwrap works".into()))
+                .into_iter()
+                .find(|part| part.name == "push target")
+                .unwrap()
+        };
+        assert_eq!(part(&app).readiness, Readiness::Broken);
+        let token = config(&[
+            ("AUTOFIX__WORKDIR", workdir),
+            ("AUTOFIX__FORGE__PUSH_TO", "fork"),
+            ("AUTOFIX__GITHUB__TOKEN", "ghp_x"),
+        ]);
+        assert!(build_parts(&token).is_ok(), "a user's token can fork");
+        assert!(part(&token).detail.starts_with("fork: "));
+        let base = config(&[("AUTOFIX__WORKDIR", workdir)]);
+        assert!(part(&base).detail.starts_with("base: "));
     }
 
     #[test]

@@ -60,6 +60,7 @@ pub fn pages_state(
         github_configured: github.app_id != 0 || !github.token.expose_secret().is_empty(),
         data_dir: std::path::PathBuf::from(&config.workdir),
         trigger_label: config.bot.trigger_label.clone(),
+        push_to: config.forge.push_to,
     };
     let links = ForgeLinks {
         github_web: github.web_url.clone(),

@@ -12,6 +12,7 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 use crate::exec::{Limits, Sandbox, SandboxMode};
+use crate::forge::PushTo;
 use crate::llm::{ProviderConfig, ProviderKind};
 
 /// The defaults, compiled in so the binary needs no file beside it.
@@ -32,6 +33,7 @@ pub struct ServiceConfig {
     pub ci: CiSection,
     pub server: ServerSection,
     pub database: DatabaseSection,
+    pub forge: ForgeSection,
     pub github: GitHubSection,
     pub gitlab: GitLabSection,
     pub bot: BotSection,
@@ -83,6 +85,13 @@ pub struct ServerSection {
 pub struct DatabaseSection {
     #[serde(serialize_with = "password_masked")]
     pub url: String,
+}
+
+/// What the bot does on every forge: where it pushes its branches.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForgeSection {
+    pub push_to: PushTo,
 }
 
 /// GitHub: the webhook secrets (every one accepted, so one can be rotated in) and the API
@@ -668,5 +677,55 @@ mod tests {
             ServiceConfig::load(None, vars(&[("AUTOFIX__LOG__FORMAT", "xml")])).unwrap_err();
         assert!(format.to_string().contains("xml"), "{format}");
         assert!(format.to_string().contains("log.format"), "{format}");
+    }
+    #[test]
+    fn the_bot_pushes_to_the_repository_unless_told_to_use_its_fork() {
+        let config = ServiceConfig::load(None, vec![]).unwrap();
+        assert_eq!(config.forge.push_to, PushTo::Base);
+        let fork = ServiceConfig::load(None, vars(&[("AUTOFIX__FORGE__PUSH_TO", "fork")])).unwrap();
+        assert_eq!(fork.forge.push_to, PushTo::Fork);
+        let file = ServiceConfig::load(
+            Some(("autofix.toml", "[forge]\npush_to = \"fork\"\n")),
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(file.forge.push_to, PushTo::Fork);
+        assert!(
+            file.effective_toml()
+                .contains("[forge]\npush_to = \"fork\"")
+        );
+    }
+
+    #[test]
+    fn the_push_target_can_come_from_a_file_like_every_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("push-to");
+        std::fs::write(&path, "fork\n").unwrap();
+        let config = ServiceConfig::load(
+            None,
+            vars(&[("AUTOFIX__FORGE__PUSH_TO_FILE", path.to_str().unwrap())]),
+        )
+        .unwrap();
+        assert_eq!(config.forge.push_to, PushTo::Fork);
+    }
+
+    #[test]
+    fn a_push_target_that_is_neither_base_nor_fork_is_refused_with_the_valid_ones() {
+        let err = ServiceConfig::load(None, vars(&[("AUTOFIX__FORGE__PUSH_TO", "upstream")]))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "configuration: \"upstream\" is not a push target (valid: \"base\", \"fork\") for key `forge.push_to`"
+        );
+        let file = ServiceConfig::load(
+            Some(("autofix.toml", "[forge]\npush_to = \"Fork\"\n")),
+            vec![],
+        )
+        .unwrap_err();
+        assert!(
+            file.to_string().contains("(valid: \"base\", \"fork\")"),
+            "{file}"
+        );
+        assert!(file.to_string().contains("forge.push_to"), "{file}");
     }
 }

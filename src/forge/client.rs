@@ -101,8 +101,11 @@ pub struct Comment {
 pub struct NewChangeRequest {
     pub title: String,
     pub body: String,
-    /// The bot's branch, in the same repository.
+    /// The bot's branch.
     pub head: String,
+    /// The repository `head` lives in when it is not the one the change request is opened in:
+    /// the bot's fork (GitHub `head: "owner:branch"`, GitLab `source_project_id`).
+    pub head_repo: Option<RepoRef>,
     /// The branch it merges into: the repository's default branch.
     pub base: String,
     pub draft: bool,
@@ -330,6 +333,11 @@ pub trait Forge: Send + Sync {
     /// What git presents when it fetches and pushes `repo` over HTTPS (a fresh installation
     /// token for a GitHub App).
     async fn git_credentials(&self, repo: &RepoRef) -> Result<GitCredentials, ForgeError>;
+
+    /// The bot user's own fork of `repo`, created through the API the first time it is asked
+    /// for, and returned only once the forge says it can be pushed to (forks are made in the
+    /// background). A fork owned by anyone else, or of another repository, is never used.
+    async fn bot_fork(&self, repo: &RepoRef) -> Result<RepoRef, ForgeError>;
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! octocrab as the transport, GitHub's JSON mapped to neutral types at this edge.
 
 mod auth;
+mod fork;
 mod transport;
 mod wire;
 
@@ -16,12 +17,13 @@ use serde_json::json;
 use tokio::sync::OnceCell;
 
 use self::auth::AppAuth;
+pub use self::fork::APP_CANNOT_FORK;
 use self::transport::{Answer, Call, Credential, Repeat, Transport};
 use super::log_tail::{self, LogLimits, LogSource};
 use super::{
     ChangeRequest, Comment, CommentId, FailedCheck, Forge, ForgeError, ForgeKind, ForgeUser,
-    GitCredentials, IssueInfo, IssueNumber, MAX_CHECK_LOG_BYTES, NewChangeRequest, Opened,
-    Permission, RepoRef, Thread,
+    ForkWait, GitCredentials, IssueInfo, IssueNumber, MAX_CHECK_LOG_BYTES, NewChangeRequest,
+    Opened, Permission, RepoRef, Thread,
 };
 use crate::config::GitHubSection;
 
@@ -99,6 +101,8 @@ pub struct GitHubClientConfig {
     pub retry: RetryPolicy,
     /// An installation token is fetched again once it is this close to its `expires_at`.
     pub token_refresh_margin: Duration,
+    /// How long the bot's fork may take to become ready after GitHub accepted it.
+    pub fork_wait: ForkWait,
 }
 
 impl GitHubClientConfig {
@@ -110,6 +114,7 @@ impl GitHubClientConfig {
             timeout: Duration::from_secs(30),
             retry: RetryPolicy::default(),
             token_refresh_margin: Duration::from_secs(5 * 60),
+            fork_wait: ForkWait::default(),
         }
     }
 }
@@ -125,6 +130,7 @@ pub struct GitHubClient {
     transport: Transport,
     auth: ClientAuth,
     bot: OnceCell<ForgeUser>,
+    fork_wait: ForkWait,
 }
 
 impl GitHubClient {
@@ -152,6 +158,7 @@ impl GitHubClient {
             transport: Transport::new(&config.api_url, config.timeout, config.retry)?,
             auth,
             bot: OnceCell::new(),
+            fork_wait: config.fork_wait,
         })
     }
 
@@ -277,14 +284,15 @@ impl GitHubClient {
         })
     }
 
-    /// The open pull request whose head is `branch` in `repo`, if any.
+    /// The open pull request of `repo` whose head is `branch` of `head_owner`'s repository (the
+    /// repository's own owner, or the fork's), if any.
     async fn open_pull_for_branch(
         &self,
         repo: &RepoRef,
+        head_owner: &str,
         branch: &str,
     ) -> Result<Option<ChangeRequest>, ForgeError> {
-        let owner = repo.owner_path.split('/').next().unwrap_or_default();
-        let head = encode(&format!("{owner}:{branch}"));
+        let head = encode(&format!("{head_owner}:{branch}"));
         let action = format!(
             "find the open pull request of branch {branch} in {}",
             repo.owner_path
@@ -436,6 +444,12 @@ fn repo_path(repo: &RepoRef) -> Result<String, ForgeError> {
             repo.owner_path
         ))),
     }
+}
+
+/// The account that owns `repo` (`octocat` of `octocat/Hello-World`).
+fn owner_of(repo: &RepoRef) -> Result<&str, ForgeError> {
+    repo_path(repo)?;
+    Ok(repo.owner_path.split('/').next().unwrap_or_default())
 }
 
 fn encode(segment: &str) -> String {
@@ -628,13 +642,23 @@ impl Forge for GitHubClient {
             request.head, request.base, repo.owner_path
         );
         let target = format!("/repos/{}/pulls", repo_path(repo)?);
-        let body = json!({
+        let head_owner = match &request.head_repo {
+            Some(fork) => owner_of(fork)?,
+            None => owner_of(repo)?,
+        };
+        let mut body = json!({
             "title": request.title,
             "head": request.head,
             "base": request.base,
             "body": request.body,
             "draft": request.draft,
         });
+        if request.head_repo.is_some() {
+            // A branch in another repository is named `owner:branch`; maintainers may push to
+            // it, as they may to a branch of their own repository.
+            body["head"] = json!(format!("{head_owner}:{}", request.head));
+            body["maintainer_can_modify"] = json!(true);
+        }
         let (answer, credential) = self
             .send(repo, Method::POST, target, Some(body), &action)
             .await?;
@@ -643,7 +667,10 @@ impl Forge for GitHubClient {
         } else if answer.status.as_u16() == 422
             && answer.has_error_message_containing(PULL_REQUEST_EXISTS)
         {
-            match self.open_pull_for_branch(repo, &request.head).await? {
+            match self
+                .open_pull_for_branch(repo, head_owner, &request.head)
+                .await?
+            {
                 Some(existing) => Opened::Adopted(existing),
                 None => return Err(answer.into_error(&action, &credential)),
             }
@@ -712,6 +739,10 @@ impl Forge for GitHubClient {
             username: GIT_USERNAME.to_owned(),
             token: self.token_for(repo).await?,
         })
+    }
+
+    async fn bot_fork(&self, repo: &RepoRef) -> Result<RepoRef, ForgeError> {
+        self.find_or_create_fork(repo).await
     }
 }
 

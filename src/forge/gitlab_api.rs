@@ -1,6 +1,7 @@
 //! GitLab's REST v4 API as a [`Forge`]: one client per instance (gitlab.com or self-managed),
 //! authenticated with a token, projects addressed by their URL-encoded path.
 
+mod fork;
 mod json;
 mod retry;
 mod transport;
@@ -19,7 +20,8 @@ pub use transport::gitlab_message;
 use self::transport::{Reply, Transport};
 use super::{
     ChangeRequest, Comment, CommentId, FailedCheck, Forge, ForgeError, ForgeKind, ForgeUser,
-    GitCredentials, IssueInfo, IssueNumber, NewChangeRequest, Opened, Permission, RepoRef, Thread,
+    ForkWait, GitCredentials, IssueInfo, IssueNumber, NewChangeRequest, Opened, Permission,
+    RepoRef, Thread,
 };
 use crate::config::GitLabSection;
 
@@ -40,6 +42,7 @@ pub struct GitLabClient {
     api: Url,
     token: SecretString,
     transport: Transport,
+    fork_wait: ForkWait,
 }
 
 impl fmt::Debug for GitLabClient {
@@ -75,7 +78,14 @@ impl GitLabClient {
             api,
             token,
             transport,
+            fork_wait: ForkWait::default(),
         })
+    }
+
+    /// How long the bot's fork may take to be copied after GitLab accepted it.
+    pub fn with_fork_wait(mut self, wait: ForkWait) -> GitLabClient {
+        self.fork_wait = wait;
+        self
     }
 
     /// The client `[gitlab]` describes, with the default retry policy; `None` without a token.
@@ -460,7 +470,6 @@ impl Forge for GitLabClient {
         for label in &request.labels {
             check_label(label)?;
         }
-        let url = self.project_endpoint(repo, &["merge_requests"])?;
         let mut body = json!({
             "source_branch": request.head,
             "target_branch": request.base,
@@ -468,6 +477,14 @@ impl Forge for GitLabClient {
             "description": request.body,
             "labels": request.labels.join(","),
         });
+        // A merge request from a fork is created in the fork, naming the project it targets.
+        let url = match &request.head_repo {
+            Some(fork) => {
+                body["target_project_id"] = json!(self.project_id(repo).await?);
+                self.project_endpoint(fork, &["merge_requests"])?
+            }
+            None => self.project_endpoint(repo, &["merge_requests"])?,
+        };
         let reviewer_ids = self.reviewer_ids(&request.reviewers).await;
         if !reviewer_ids.is_empty() {
             body["reviewer_ids"] = json!(reviewer_ids);
@@ -545,6 +562,10 @@ impl Forge for GitLabClient {
             username: GIT_USERNAME.to_owned(),
             token: self.token.clone(),
         })
+    }
+
+    async fn bot_fork(&self, repo: &RepoRef) -> Result<RepoRef, ForgeError> {
+        self.find_or_create_fork(repo).await
     }
 }
 
@@ -728,6 +749,7 @@ mod tests {
             title: "fix(lib): handle empty input".into(),
             body: String::new(),
             head: "autofix/7".into(),
+            head_repo: None,
             base: "main".into(),
             draft: true,
             reviewers: vec![],

@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod conversation;
+pub mod fork;
 pub mod github;
 pub mod github_api;
 pub mod gitlab;
@@ -19,6 +20,7 @@ pub use client::{
     MAX_CHECK_LOG_BYTES, NewChangeRequest, Opened, Permission,
 };
 pub use conversation::{Command, Remark, Said, Thread};
+pub use fork::{BranchHome, ForkWait, PushTo};
 pub use webhook::{
     DeliveryId, MAX_DELIVERY_ID_LEN, MAX_NESTING_DEPTH, WebhookAuthError, WebhookError,
     WebhookParseError,

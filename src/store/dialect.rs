@@ -3,7 +3,7 @@
 
 use super::{
     ChangeRequestRecord, ClaimedJob, Delivery, EnqueueOutcome, Finish, JobDetail, JobEvent,
-    JobFilter, JobKey, JobRecord, JobState, StoreError, StoredDelivery, db, from_millis,
+    JobFilter, JobKey, JobRecord, JobState, StoreError, StoredDelivery, db, from_millis, home_of,
     issue_column, retry_backoff, to_millis,
 };
 
@@ -743,11 +743,13 @@ macro_rules! dialect {
                 record: &ChangeRequestRecord,
                 now: DateTime<Utc>,
             ) -> Result<(), StoreError> {
+                let (head_repo, head_clone_url) = record.home_columns();
                 sqlx::query(
-                    "INSERT INTO change_requests (forge, repo, number, issue_number, branch, url, job_id, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                    "INSERT INTO change_requests (forge, repo, number, issue_number, branch, url, job_id, created_at, \
+                     head_repo, head_clone_url) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
                      ON CONFLICT (forge, repo, number) DO UPDATE SET issue_number = $4, branch = $5, url = $6, job_id = $7, \
-                     state = 'open'",
+                     state = 'open', head_repo = $9, head_clone_url = $10",
                 )
                 .bind(&record.key.forge)
                 .bind(&record.key.repo)
@@ -757,6 +759,8 @@ macro_rules! dialect {
                 .bind(&record.url)
                 .bind(record.job)
                 .bind(to_millis(now))
+                .bind(head_repo)
+                .bind(head_clone_url)
                 .execute(pool)
                 .await
                 .map_err(db("could not record the change request"))?;
@@ -773,8 +777,10 @@ macro_rules! dialect {
                 by_issue: bool,
             ) -> Result<Option<ChangeRequestRecord>, StoreError> {
                 let column = if by_issue { "issue_number" } else { "number" };
-                let row: Option<(i64, i64, String, String, i64, i64, Option<String>)> = sqlx::query_as(&format!(
-                    "SELECT number, issue_number, branch, url, job_id, ci_repairs, ci_head FROM change_requests \
+                type Row = (i64, i64, String, String, i64, i64, Option<String>, Option<String>, Option<String>);
+                let row: Option<Row> = sqlx::query_as(&format!(
+                    "SELECT number, issue_number, branch, url, job_id, ci_repairs, ci_head, head_repo, head_clone_url \
+                     FROM change_requests \
                      WHERE forge = $1 AND repo = $2 AND {column} = $3 ORDER BY created_at DESC, number DESC LIMIT 1"
                 ))
                 .bind(forge)
@@ -783,7 +789,7 @@ macro_rules! dialect {
                 .fetch_optional(pool)
                 .await
                 .map_err(db("could not read the change request"))?;
-                row.map(|(number, issue, branch, url, job, ci_repairs, ci_head)| {
+                row.map(|(number, issue, branch, url, job, ci_repairs, ci_head, head_repo, head_clone_url)| {
                     Ok(ChangeRequestRecord {
                         key: JobKey::new(forge, repo, issue_number(issue)?),
                         number: issue_number(number)?,
@@ -792,6 +798,7 @@ macro_rules! dialect {
                         job,
                         ci_repairs: attempts(ci_repairs)?,
                         ci_head,
+                        home: home_of(forge, head_repo, head_clone_url),
                     })
                 })
                 .transpose()

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 
-use crate::forge::{ForgeKind, IssueNumber, RepoRef};
+use crate::forge::{BranchHome, ForgeKind, IssueNumber, RepoRef};
 use enqueue_writer::EnqueueWriter;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
@@ -137,6 +137,35 @@ pub struct ChangeRequestRecord {
     pub ci_repairs: u32,
     /// The head commit whose failed checks were last dealt with.
     pub ci_head: Option<String>,
+    /// Where its branch lives: every later push goes there.
+    pub home: BranchHome,
+}
+
+impl ChangeRequestRecord {
+    /// The `head_repo` and `head_clone_url` columns: both NULL for a branch of the repository.
+    fn home_columns(&self) -> (Option<&str>, Option<&str>) {
+        match &self.home {
+            BranchHome::Base => (None, None),
+            BranchHome::Fork(fork) => (Some(&fork.owner_path), Some(&fork.clone_url)),
+        }
+    }
+}
+
+/// The home the `head_repo` and `head_clone_url` columns of a change request of `forge` name.
+fn home_of(forge: &str, head_repo: Option<String>, head_clone_url: Option<String>) -> BranchHome {
+    match (head_repo, head_clone_url) {
+        (Some(owner_path), Some(clone_url)) => BranchHome::Fork(RepoRef {
+            forge: if forge == "gitlab" {
+                ForgeKind::GitLab
+            } else {
+                ForgeKind::GitHub
+            },
+            owner_path,
+            clone_url,
+            default_branch: None,
+        }),
+        _ => BranchHome::Base,
+    }
 }
 
 /// What recording a delivery did.

@@ -46,6 +46,8 @@ pub struct WorkerSettings {
     pub output_caps: crate::pipeline::json_stage::OutputCaps,
     /// Where the repository's commands run.
     pub sandbox: crate::exec::Sandbox,
+    /// Where the branch of a new change request is pushed (`forge.push_to`).
+    pub push_to: crate::forge::PushTo,
 }
 
 /// Everything a job needs, shared by every worker.

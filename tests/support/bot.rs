@@ -15,11 +15,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use autofix::exec::{Limits, Sandbox, SandboxMode};
-use autofix::forge::Forge;
 use autofix::forge::github_api::{
     GitHubAuth, GitHubClient, GitHubClientConfig, RetryPolicy as GitHubRetry,
 };
 use autofix::forge::gitlab_api::{GitLabClient, RetryPolicy as GitLabRetry};
+use autofix::forge::{Forge, ForkWait, PushTo};
 use autofix::git::Identity;
 use autofix::llm::{ProviderConfig, ProviderKind};
 use autofix::pipeline::json_stage::OutputCaps;
@@ -51,6 +51,11 @@ pub const GITHUB_APP_SLUG: &str = "autofix-app";
 pub const FIRST_INSTALLATION_TOKEN: &str = "ghs_fakeinstallationtoken000000000001";
 /// The key the bot sends to the (scripted) model vendor.
 pub const LLM_KEY: &str = "sk-ant-story-key";
+/// How the stories' clients wait for a fork the fake forge copies in the background.
+const FORK_WAIT: ForkWait = ForkWait {
+    poll: Duration::from_millis(20),
+    limit: Duration::from_secs(10),
+};
 
 /// The Python project the stories fix, validated by pytest.
 pub const BUGGY_PY: &str = "def clamp(value, low, high):\n    return value\n";
@@ -205,7 +210,8 @@ impl BotTester {
                 max_rate_limit_wait: Duration::from_secs(2),
             },
         )
-        .expect("a GitLab client for the fake");
+        .expect("a GitLab client for the fake")
+        .with_fork_wait(FORK_WAIT);
         let gitlab: Arc<dyn Forge> = Arc::new(client);
         Self::start(
             FakeForge::GitLab(forge),
@@ -282,6 +288,7 @@ impl BotTester {
         });
         let mut config = GitHubClientConfig::new(forge.api_url(), auth);
         config.timeout = Duration::from_secs(10);
+        config.fork_wait = FORK_WAIT;
         config.retry = GitHubRetry {
             max_attempts: 3,
             initial_backoff: Duration::from_millis(10),
@@ -366,6 +373,7 @@ impl BotTester {
                 context_tokens: 20_000,
                 output_caps,
                 sandbox,
+                push_to: PushTo::Base,
             },
             redactor,
         ));
@@ -402,6 +410,37 @@ impl BotTester {
             client: reqwest::Client::new(),
             sent: AtomicU64::new(0),
         }
+    }
+
+    /// [`github`](Self::github) with `forge.push_to = "fork"`: the fake GitHub lets the bot's
+    /// user fork, copying a repository's default branch into a new bare remote.
+    pub async fn github_pushing_to_fork() -> BotTester {
+        let mut t = Self::github().await;
+        t.github_fake().set_forker(t.git.forker());
+        t.push_to(PushTo::Fork);
+        t
+    }
+
+    /// [`gitlab`](Self::gitlab) with `forge.push_to = "fork"`, the fake GitLab forking into the
+    /// token user's namespace.
+    pub async fn gitlab_pushing_to_fork() -> BotTester {
+        let mut t = Self::gitlab().await;
+        t.gitlab_fake().set_forker(t.git.forker());
+        t.push_to(PushTo::Fork);
+        t
+    }
+
+    /// Where the bot pushes new branches from now on, as after a restart with another
+    /// `forge.push_to`. Waits (a little) for the tasks of finished jobs to let go of the context.
+    pub fn push_to(&mut self, push_to: PushTo) {
+        for _ in 0..500 {
+            if let Some(context) = Arc::get_mut(&mut self.context) {
+                context.settings.push_to = push_to;
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("a worker still holds the context: stop the workers first");
     }
 
     pub fn gitlab_fake(&self) -> &FakeGitLab {
@@ -797,6 +836,7 @@ impl BotTester {
                     title: pr.title,
                     body: pr.body,
                     draft: pr.draft,
+                    head_repo: pr.head_repo,
                 })
                 .collect(),
             FakeForge::GitLab(fake) => fake
@@ -814,6 +854,13 @@ impl BotTester {
                     title: mr.title,
                     body: mr.description,
                     draft: mr.draft,
+                    head_repo: mr.source_project_id.and_then(|id| {
+                        fake.state()
+                            .projects
+                            .iter()
+                            .find(|project| project.id == id)
+                            .map(|project| project.path_with_namespace.clone())
+                    }),
                 })
                 .collect(),
         }
@@ -946,6 +993,8 @@ pub struct ChangeRequestSeen {
     pub title: String,
     pub body: String,
     pub draft: bool,
+    /// The fork the head branch lives in (`owner/name`); `None`: the repository itself.
+    pub head_repo: Option<String>,
 }
 
 /// Every file under `dir` whose bytes contain `needle`.

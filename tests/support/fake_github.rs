@@ -108,11 +108,21 @@ pub struct FakePull {
     pub draft: bool,
     pub open: bool,
     pub author: FakeUser,
-    /// The owner of the fork `head` lives in; `None`: a branch of the repository itself.
-    pub fork_owner: Option<String>,
     pub requested_reviewers: Vec<String>,
     pub requested_teams: Vec<String>,
     pub labels: Vec<String>,
+    /// The repository `head` lives in when it is a fork's (`owner/name`); `None`: this one.
+    pub head_repo: Option<String>,
+}
+
+impl FakePull {
+    /// The owner of the repository the head branch lives in.
+    fn head_owner<'a>(&'a self, repo: &'a FakeRepo) -> &'a str {
+        match &self.head_repo {
+            Some(fork) => fork.split('/').next().unwrap_or_default(),
+            None => repo.owner(),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -130,6 +140,11 @@ pub struct FakeRepo {
     pub comments: Vec<FakeComment>,
     /// The check runs of the repository's commits, oldest first.
     pub check_runs: Vec<FakeCheckRun>,
+    /// The repository this one is a fork of (`owner/name`).
+    pub fork_of: Option<String>,
+    /// Lookups of the fork's git data still answered 404: GitHub copies a fork in the
+    /// background, after answering 202.
+    pub copy_pending: u32,
 }
 
 /// A completed check run (an Actions job) with its log.
@@ -164,6 +179,9 @@ impl FakeRepo {
         }
     }
 }
+
+/// Copies a repository's git data into a new fork (base and fork `owner/name` paths).
+pub type Forker = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
 /// The GitHub App the fake knows: its id, slug and public key.
 #[derive(Debug, Clone)]
@@ -233,7 +251,8 @@ struct Delay {
     times: usize,
 }
 
-type BranchLookup = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+type BranchLookupFn = dyn Fn(&str, &str) -> bool + Send + Sync;
+type BranchLookup = Arc<BranchLookupFn>;
 
 /// Everything the fake knows; tests may read and change it through [`FakeGitHub::state`].
 pub struct State {
@@ -256,6 +275,11 @@ pub struct State {
     pub manifests: Vec<ManifestSeen>,
     /// The `Authorization` header of each job log download from its redirect address.
     pub log_downloads: Vec<Option<String>>,
+    /// Makes a fork's git data (a bare repository beside the base's); without one, a fork
+    /// request is answered 403 as for a token that may not fork.
+    pub forker: Option<Forker>,
+    /// How many lookups of a new fork's default branch answer 404 before its copy is done.
+    pub fork_copy_looks: u32,
 }
 
 /// One App the manifest flow's web page created: what was posted, and the code sent back.
@@ -286,6 +310,8 @@ impl State {
             base_url,
             manifests: Vec::new(),
             log_downloads: Vec::new(),
+            forker: None,
+            fork_copy_looks: 2,
         }
     }
 
@@ -427,9 +453,26 @@ impl FakeGitHub {
             pulls: BTreeMap::new(),
             comments: Vec::new(),
             check_runs: Vec::new(),
+            fork_of: None,
+            copy_pending: 0,
         };
         state.repos.insert(full_name.to_owned(), repo.clone());
         repo
+    }
+
+    /// Lets users fork: `forker` copies the git data once the fork's background copy is done.
+    pub fn set_forker(&self, forker: Forker) {
+        self.state().forker = Some(forker);
+    }
+
+    /// The forks of `base` (`owner/name`), by full name.
+    pub fn forks_of(&self, base: &str) -> Vec<String> {
+        self.state()
+            .repos
+            .values()
+            .filter(|repo| repo.fork_of.as_deref() == Some(base))
+            .map(|repo| repo.full_name.clone())
+            .collect()
     }
 
     /// A completed check run of `head_sha` on `head_branch`, with its Actions job log; its id.
@@ -556,6 +599,7 @@ impl FakeGitHub {
             is_bot: false,
         };
         let repo = repo_mut(&mut state, repo);
+        let name = repo.full_name.split('/').nth(1).unwrap_or_default().to_owned();
         let pull = FakePull {
             number: repo.next_number(),
             title: title.to_owned(),
@@ -565,10 +609,10 @@ impl FakeGitHub {
             draft: false,
             open: true,
             author,
-            fork_owner: Some(login.to_owned()),
             requested_reviewers: Vec::new(),
             requested_teams: Vec::new(),
             labels: Vec::new(),
+            head_repo: Some(format!("{login}/{name}")),
         };
         repo.pulls.insert(pull.number, pull.clone());
         pull.number
@@ -922,6 +966,13 @@ enum Route {
     CreatePull {
         repo: String,
     },
+    CreateFork {
+        repo: String,
+    },
+    GitRef {
+        repo: String,
+        branch: String,
+    },
     RequestReviewers {
         repo: String,
         number: u64,
@@ -1022,6 +1073,13 @@ fn parse_route(state: &State, method: &Method, path: &str) -> Option<Route> {
                 },
                 ("GET", ["pulls"]) => Route::ListPulls { repo },
                 ("POST", ["pulls"]) => Route::CreatePull { repo },
+                ("POST", ["forks"]) => Route::CreateFork { repo },
+                ("GET", ["git", "ref", "heads", branch @ ..]) if !branch.is_empty() => {
+                    Route::GitRef {
+                        repo,
+                        branch: branch.join("/"),
+                    }
+                }
                 ("POST", ["pulls", n, "requested_reviewers"]) => Route::RequestReviewers {
                     repo,
                     number: number(n)?,
@@ -1247,6 +1305,8 @@ fn serve_user_route(
         | Route::RemoveLabel { repo, .. }
         | Route::ListPulls { repo }
         | Route::CreatePull { repo }
+        | Route::CreateFork { repo }
+        | Route::GitRef { repo, .. }
         | Route::RequestReviewers { repo, .. }
         | Route::CheckRuns { repo, .. }
         | Route::JobLogs { repo, .. } => repo.clone(),
@@ -1257,6 +1317,17 @@ fn serve_user_route(
     if !state.repos.contains_key(&repo_name) {
         return Reply::not_found();
     }
+    match &route {
+        Route::CreateFork { .. } => return create_fork(state, caller, &repo_name),
+        Route::GitRef { branch, .. } => return git_ref(state, &repo_name, branch),
+        _ => {}
+    }
+    let forks: Vec<String> = state
+        .repos
+        .values()
+        .filter(|repo| repo.fork_of.as_deref() == Some(repo_name.as_str()))
+        .map(|repo| repo.full_name.clone())
+        .collect();
     let base_url = state.base_url.clone();
     let max_page = state.max_page_size;
     let now = Utc::now();
@@ -1380,10 +1451,9 @@ fn serve_user_route(
                     _ => pull.open,
                 })
                 .filter(|pull| {
-                    let owner = pull.fork_owner.as_deref().unwrap_or(repo.owner());
-                    head_filter
-                        .as_deref()
-                        .is_none_or(|head| head == format!("{owner}:{}", pull.head))
+                    head_filter.as_deref().is_none_or(|head| {
+                        head == format!("{}:{}", pull.head_owner(repo), pull.head)
+                    })
                 })
                 .map(|pull| pull_json(&urls, repo, pull))
                 .collect();
@@ -1394,7 +1464,9 @@ fn serve_user_route(
             let link_path = format!("{}/pulls", urls.by_id);
             paginate(items, query, max_page, &link_path, &kept)
         }
-        Route::CreatePull { .. } => create_pull(repo, &urls, caller, body, branch_lookup.as_ref()),
+        Route::CreatePull { .. } => {
+            create_pull(repo, &urls, caller, body, (branch_lookup.as_ref(), &forks))
+        }
         Route::RequestReviewers { number, .. } => {
             let users: Vec<String> = string_list(body, "reviewers");
             let teams: Vec<String> = string_list(body, "team_reviewers");
@@ -1449,7 +1521,86 @@ fn serve_user_route(
         Route::User | Route::App | Route::AccessTokens { .. } | Route::Installation { .. } => {
             Reply::bad_credentials()
         }
+        Route::CreateFork { .. } | Route::GitRef { .. } => unreachable!("served above"),
     }
+}
+
+/// `POST /repos/{o}/{r}/forks`: the caller's fork, made now (its git data copied a few lookups
+/// later, as GitHub does it in the background) or the one it has already; 202 either way.
+fn create_fork(state: &mut State, caller: &FakeUser, base: &str) -> Reply {
+    if state.forker.is_none() {
+        return Reply::json(
+            403,
+            json!({"message": "Resource not accessible by integration", "documentation_url": "https://docs.github.com/rest/repos/forks#create-a-fork"}),
+        );
+    }
+    let existing = state
+        .repos
+        .values()
+        .find(|repo| repo.fork_of.as_deref() == Some(base) && repo.owner() == caller.login);
+    let fork = match existing {
+        Some(fork) => fork.full_name.clone(),
+        None => {
+            let name = base.split('/').nth(1).unwrap_or_default();
+            let mut full_name = format!("{}/{name}", caller.login);
+            let mut suffix = 0;
+            while state.repos.contains_key(&full_name) {
+                suffix += 1;
+                full_name = format!("{}/{name}-{suffix}", caller.login);
+            }
+            let id = state.new_id();
+            let looks = state.fork_copy_looks;
+            let parent = state.repos[base].clone();
+            let fork = FakeRepo {
+                id,
+                full_name: full_name.clone(),
+                default_branch: parent.default_branch.clone(),
+                clone_url: parent
+                    .clone_url
+                    .replace(&format!("/{base}.git"), &format!("/{full_name}.git")),
+                collaborators: BTreeMap::from([(caller.login.clone(), "admin".to_owned())]),
+                issues: BTreeMap::new(),
+                pulls: BTreeMap::new(),
+                comments: Vec::new(),
+                check_runs: Vec::new(),
+                fork_of: Some(base.to_owned()),
+                copy_pending: looks,
+            };
+            state.repos.insert(full_name.clone(), fork);
+            full_name
+        }
+    };
+    let fork = &state.repos[&fork];
+    Reply::json(202, repo_json(&Urls::new(&state.base_url, fork), fork))
+}
+
+/// `GET /repos/{o}/{r}/git/ref/heads/{branch}`: 404 while a new fork's copy is under way, and
+/// for a branch the repository does not have.
+fn git_ref(state: &mut State, repo_name: &str, branch: &str) -> Reply {
+    let forker = state.forker.clone();
+    let lookup = state.branch_lookup.clone();
+    let base_url = state.base_url.clone();
+    let repo = repo_mut(state, repo_name);
+    if repo.copy_pending > 0 {
+        repo.copy_pending -= 1;
+        if repo.copy_pending == 0
+            && let (Some(forker), Some(base)) = (forker, &repo.fork_of)
+        {
+            forker(base, &repo.full_name);
+        }
+        return Reply::json(
+            404,
+            json!({"message": "Not Found", "documentation_url": "https://docs.github.com/rest/git/refs#get-a-reference"}),
+        );
+    }
+    if repo.fork_of.is_none() && !lookup(repo_name, branch) {
+        return Reply::not_found();
+    }
+    let api_repo = format!("{base_url}{API_PREFIX}/repos/{repo_name}");
+    let mut answer = github_fixture("git-get-ref.git-ref.json");
+    answer["ref"] = json!(format!("refs/heads/{branch}"));
+    answer["url"] = json!(format!("{api_repo}/git/refs/heads/{branch}"));
+    Reply::json(200, answer)
 }
 
 /// The log behind a job-log redirect, noting whether a credential came along (it must not).
@@ -1476,12 +1627,14 @@ async fn download_job_log(
     }
 }
 
+/// `POST /repos/{o}/{r}/pulls`; `head` is a branch of this repository, or `owner:branch` of it
+/// or of one of its `forks`.
 fn create_pull(
     repo: &mut FakeRepo,
     urls: &Urls,
     caller: &FakeUser,
     body: Option<&Value>,
-    branch_exists: &(dyn Fn(&str, &str) -> bool + Send + Sync),
+    (branch_exists, forks): (&BranchLookupFn, &[String]),
 ) -> Reply {
     let field = |name: &str| body.and_then(|body| body[name].as_str()).map(str::to_owned);
     let Some(title) = field("title").filter(|title| !title.trim().is_empty()) else {
@@ -1494,10 +1647,22 @@ fn create_pull(
             json!([{"resource": "PullRequest", "field": "head", "code": "missing_field"}]),
         );
     };
-    let head = head
-        .strip_prefix(&format!("{}:", repo.owner()))
-        .map(str::to_owned)
-        .unwrap_or(head);
+    let (head_repo, head) = match head.split_once(':') {
+        Some((owner, branch)) if owner == repo.owner() => (None, branch.to_owned()),
+        Some((owner, branch)) => {
+            let Some(fork) = forks
+                .iter()
+                .find(|fork| fork.split('/').next() == Some(owner))
+            else {
+                return Reply::validation_failed(
+                    json!([{"resource": "PullRequest", "field": "head", "code": "invalid"}]),
+                );
+            };
+            (Some(fork.clone()), branch.to_owned())
+        }
+        None => (None, head),
+    };
+    let head_home = head_repo.clone().unwrap_or_else(|| repo.full_name.clone());
     if head == base {
         return Reply::validation_failed(json!([{
             "resource": "PullRequest",
@@ -1505,8 +1670,11 @@ fn create_pull(
             "message": format!("No commits between {base} and {head}"),
         }]));
     }
-    for (name, branch) in [("head", &head), ("base", &base)] {
-        if !branch_exists(&repo.full_name, branch) {
+    for (name, home, branch) in [
+        ("head", &head_home, &head),
+        ("base", &repo.full_name, &base),
+    ] {
+        if !branch_exists(home, branch) {
             return Reply::validation_failed(
                 json!([{"resource": "PullRequest", "field": name, "code": "invalid"}]),
             );
@@ -1515,13 +1683,12 @@ fn create_pull(
     if repo
         .pulls
         .values()
-        .any(|pull| pull.open && pull.fork_owner.is_none() && pull.head == head)
+        .any(|pull| pull.open && pull.head == head && pull.head_repo == head_repo)
     {
         let mut exists = github_fixture("error-422-pull-request-already-exists.json");
-        exists["errors"][0]["message"] = Value::String(format!(
-            "A pull request already exists for {}:{head}.",
-            repo.owner()
-        ));
+        let owner = head_home.split('/').next().unwrap_or_default();
+        exists["errors"][0]["message"] =
+            Value::String(format!("A pull request already exists for {owner}:{head}."));
         return Reply::json(422, exists);
     }
     let pull = FakePull {
@@ -1535,10 +1702,10 @@ fn create_pull(
             .unwrap_or(false),
         open: true,
         author: caller.clone(),
-        fork_owner: None,
         requested_reviewers: Vec::new(),
         requested_teams: Vec::new(),
         labels: Vec::new(),
+        head_repo,
     };
     repo.pulls.insert(pull.number, pull.clone());
     Reply::json(201, pull_json(urls, repo, &pull)).with_header(
@@ -1692,7 +1859,7 @@ fn owner_json(urls: &Urls, repo: &FakeRepo) -> Value {
 
 fn repo_json(urls: &Urls, repo: &FakeRepo) -> Value {
     let name = repo.full_name.split('/').nth(1).unwrap_or_default();
-    json!({
+    let mut value = json!({
         "id": repo.id,
         "node_id": format!("MDEwOlJlcG9zaXRvcnk{}", repo.id),
         "name": name,
@@ -1713,7 +1880,21 @@ fn repo_json(urls: &Urls, repo: &FakeRepo) -> Value {
         "has_issues": true,
         "open_issues_count": repo.issues.values().filter(|issue| issue.open).count(),
         "permissions": {"admin": false, "push": true, "pull": true},
-    })
+    });
+    // A fork names the repository it was forked from, as GitHub's full repository does.
+    if let Some(parent) = &repo.fork_of {
+        let parent = json!({
+            "full_name": parent,
+            "name": parent.split('/').nth(1).unwrap_or_default(),
+            "fork": false,
+            "url": format!("{}{API_PREFIX}/repos/{parent}", urls.base),
+            "html_url": format!("{}/{parent}", urls.base),
+        });
+        value["fork"] = json!(true);
+        value["parent"] = parent.clone();
+        value["source"] = parent;
+    }
+    value
 }
 
 fn label_json(urls: &Urls, name: &str) -> Value {
@@ -1792,27 +1973,18 @@ fn branch_json(urls: &Urls, repo: &FakeRepo, branch: &str) -> Value {
     })
 }
 
-/// A branch of `owner`'s fork of `repo`, as a pull request's `head` shows it.
-fn fork_branch_json(urls: &Urls, repo: &FakeRepo, owner: &str, branch: &str) -> Value {
-    let name = repo.full_name.split('/').nth(1).unwrap_or_default();
-    let user = FakeUser {
-        login: owner.to_owned(),
-        id: 0,
-        is_bot: false,
-    };
-    json!({
-        "label": format!("{owner}:{branch}"),
-        "ref": branch,
-        "sha": "6dcb09b5b57875f334f61aebed695e2e4193db5e",
-        "user": user_json(&urls.base, &user),
-        "repo": {
-            "id": repo.id + 1_000_000,
-            "name": name,
-            "full_name": format!("{owner}/{name}"),
-            "fork": true,
-            "owner": user_json(&urls.base, &user),
-        },
-    })
+/// A pull request's head: a branch of `repo`, or of the fork it lives in (`owner:branch`).
+fn head_json(urls: &Urls, repo: &FakeRepo, pull: &FakePull) -> Value {
+    let mut head = branch_json(urls, repo, &pull.head);
+    if let Some(fork) = &pull.head_repo {
+        let owner = pull.head_owner(repo);
+        head["label"] = json!(format!("{owner}:{}", pull.head));
+        head["user"]["login"] = json!(owner);
+        head["repo"]["full_name"] = json!(fork);
+        head["repo"]["fork"] = json!(true);
+        head["repo"]["owner"]["login"] = json!(owner);
+    }
+    head
 }
 
 fn pull_json(urls: &Urls, repo: &FakeRepo, pull: &FakePull) -> Value {
@@ -1855,10 +2027,7 @@ fn pull_json(urls: &Urls, repo: &FakeRepo, pull: &FakePull) -> Value {
         "assignees": [],
         "requested_reviewers": pull.requested_reviewers.iter().map(reviewer).collect::<Vec<_>>(),
         "requested_teams": pull.requested_teams.iter().map(|slug| json!({"slug": slug, "name": slug})).collect::<Vec<_>>(),
-        "head": match &pull.fork_owner {
-            Some(owner) => fork_branch_json(urls, repo, owner, &pull.head),
-            None => branch_json(urls, repo, &pull.head),
-        },
+        "head": head_json(urls, repo, pull),
         "base": branch_json(urls, repo, &pull.base),
         "author_association": "NONE",
         "draft": pull.draft,

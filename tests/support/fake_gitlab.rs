@@ -70,6 +70,14 @@ pub struct FakeProject {
     pub merge_requests: Vec<FakeMergeRequest>,
     /// CI pipelines, oldest first.
     pub pipelines: Vec<FakePipeline>,
+    /// The id of the project this one is a fork of.
+    pub forked_from: Option<u64>,
+    /// `none`, or for a fork `scheduled` → `started` → `finished` as its copy goes on.
+    pub import_status: String,
+    /// Lookups of a new fork that still find its copy under way.
+    pub copy_pending: u32,
+    /// `group`, or `user` for a project in a user's own namespace (the bot's fork).
+    pub namespace_kind: String,
 }
 
 /// A finished pipeline of a commit on a ref, with its jobs.
@@ -133,10 +141,10 @@ pub struct FakeMergeRequest {
     pub labels: Vec<String>,
     pub reviewer_ids: Vec<u64>,
     pub author: u64,
-    /// The project of `source_branch` when it is a fork's; `None`: this project.
-    pub fork_project_id: Option<u64>,
     /// The notes on the merge request, oldest first.
     pub notes: Vec<FakeNote>,
+    /// The project the source branch lives in when it is not this one (a fork's id).
+    pub source_project_id: Option<u64>,
 }
 
 /// One request as the fake saw it, with the status it answered.
@@ -169,6 +177,9 @@ impl RecordedRequest {
 /// Says whether `branch` exists in the project at `path`.
 pub type BranchLookup = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
 
+/// Copies a project's repository into a new fork (base and fork paths).
+pub type Forker = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
 #[derive(Debug, Clone)]
 enum FaultAction {
     Respond {
@@ -199,6 +210,10 @@ pub struct GitLabState {
     branch_lookup: BranchLookup,
     next_id: u64,
     base_url: String,
+    /// Makes a fork's repository; without one, a fork request is refused (403).
+    pub forker: Option<Forker>,
+    /// How many lookups of a new fork find its copy still under way.
+    pub fork_copy_looks: u32,
 }
 
 impl GitLabState {
@@ -214,6 +229,8 @@ impl GitLabState {
             branch_lookup: Arc::new(|_, _| true),
             next_id: 1,
             base_url,
+            forker: None,
+            fork_copy_looks: 2,
         };
         state.bot_user_id = state.add_user(BOT_USERNAME, true);
         state
@@ -384,6 +401,10 @@ impl FakeGitLab {
                 issues: BTreeMap::new(),
                 merge_requests: Vec::new(),
                 pipelines: Vec::new(),
+                forked_from: None,
+                import_status: "none".to_owned(),
+                copy_pending: 0,
+                namespace_kind: "group".to_owned(),
             });
         }
         ProjectHandle {
@@ -541,6 +562,25 @@ impl FakeGitLab {
         });
     }
 
+    /// Lets the token's user fork: `forker` copies the repository once the copy is done.
+    pub fn set_forker(&self, forker: Forker) {
+        self.state().forker = Some(forker);
+    }
+
+    /// The paths of the forks of the project at `path`.
+    pub fn forks_of(&self, path: &str) -> Vec<String> {
+        let state = self.state();
+        let Some(base) = state.project(path).map(|project| project.id) else {
+            return Vec::new();
+        };
+        state
+            .projects
+            .iter()
+            .filter(|project| project.forked_from == Some(base))
+            .map(|project| project.path_with_namespace.clone())
+            .collect()
+    }
+
     /// Decides which branches exist when a merge request is opened (default: every branch).
     pub fn set_branch_lookup(&self, lookup: impl Fn(&str, &str) -> bool + Send + Sync + 'static) {
         self.state().branch_lookup = Arc::new(lookup);
@@ -659,7 +699,7 @@ impl<'a> ProjectHandle<'a> {
         let mut state = self.fake.state();
         let author = state.user_id(username);
         let id = state.fresh_id();
-        let fork_project_id = from_a_fork.then(|| state.fresh_id() + 1_000_000);
+        let source_project_id = from_a_fork.then(|| state.fresh_id() + 1_000_000);
         let project = state.project_mut(&self.path);
         let iid = next_merge_request_iid(project);
         let target_branch = project
@@ -678,8 +718,8 @@ impl<'a> ProjectHandle<'a> {
             labels: Vec::new(),
             reviewer_ids: Vec::new(),
             author,
-            fork_project_id,
             notes: Vec::new(),
+            source_project_id,
         });
         iid
     }
@@ -969,7 +1009,9 @@ fn route(
     Some(match segments {
         ["user"] if get => Answer::ok(user_json(state, state.bot_user_id, true)),
         ["users"] if get => find_users(state, request),
-        ["projects", project] if get => with_project(state, project, project_json),
+        ["projects", project] if get => get_project(state, project),
+        ["projects", project, "forks"] if get => list_forks(state, project, request),
+        ["projects", project, "fork"] if post => create_fork(state, project),
         ["projects", project, "members", "all", user] if get => member(state, project, user),
         ["projects", project, "issues", iid] if get => {
             with_issue(state, project, iid, |state, project, issue| {
@@ -1357,10 +1399,138 @@ fn list_merge_requests(state: &mut GitLabState, project: &str, request: &ApiRequ
     paginate(found, request)
 }
 
-fn create_merge_request(state: &mut GitLabState, project: &str, request: &ApiRequest) -> Answer {
+/// `GET /projects/:id`; a fork's copy goes on with each lookup, as GitLab's background job does.
+fn get_project(state: &mut GitLabState, project: &str) -> Answer {
     let Some(at) = project_index(state, project) else {
         return Answer::message(404, "404 Project Not Found");
     };
+    advance_copy(state, at);
+    Answer::ok(project_json(state, &state.projects[at]))
+}
+
+fn advance_copy(state: &mut GitLabState, at: usize) {
+    let forker = state.forker.clone();
+    let base = state.projects[at]
+        .forked_from
+        .and_then(|id| state.projects.iter().find(|project| project.id == id))
+        .map(|project| project.path_with_namespace.clone());
+    let fork = &mut state.projects[at];
+    if fork.copy_pending == 0 {
+        return;
+    }
+    fork.copy_pending -= 1;
+    fork.import_status = "started".to_owned();
+    if fork.copy_pending == 0 {
+        if let (Some(forker), Some(base)) = (forker, base) {
+            forker(&base, &fork.path_with_namespace);
+        }
+        fork.import_status = "finished".to_owned();
+    }
+}
+
+/// `GET /projects/:id/forks`: its forks; `owned=true` keeps those in the token user's namespace.
+fn list_forks(state: &mut GitLabState, project: &str, request: &ApiRequest) -> Answer {
+    let Some(at) = project_index(state, project) else {
+        return Answer::message(404, "404 Project Not Found");
+    };
+    let base = state.projects[at].id;
+    let owner = state
+        .user(state.bot_user_id)
+        .map(|user| user.username.clone())
+        .unwrap_or_default();
+    let owned = request.query("owned") == Some("true");
+    let found: Vec<Value> = state
+        .projects
+        .iter()
+        .filter(|project| project.forked_from == Some(base))
+        .filter(|project| {
+            !owned
+                || project
+                    .path_with_namespace
+                    .starts_with(&format!("{owner}/"))
+        })
+        .map(|project| project_json(state, project))
+        .collect();
+    paginate(found, request)
+}
+
+/// `POST /projects/:id/fork`: a fork in the token user's namespace, its copy scheduled (201).
+fn create_fork(state: &mut GitLabState, project: &str) -> Answer {
+    let Some(at) = project_index(state, project) else {
+        return Answer::message(404, "404 Project Not Found");
+    };
+    if state.forker.is_none() {
+        return Answer::message(403, "403 Forbidden");
+    }
+    let owner = state
+        .user(state.bot_user_id)
+        .map(|user| user.username.clone())
+        .unwrap_or_default();
+    let base = state.projects[at].clone();
+    let name = base
+        .path_with_namespace
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let path = format!("{owner}/{name}");
+    if state.project(&path).is_some() {
+        return Answer::status(
+            409,
+            json!({"message": {"name": ["has already been taken"], "path": ["has already been taken"]}}),
+        );
+    }
+    let id = state.fresh_id();
+    let looks = state.fork_copy_looks;
+    state.projects.push(FakeProject {
+        id,
+        path_with_namespace: path.clone(),
+        default_branch: base.default_branch.clone(),
+        http_url_to_repo: base.http_url_to_repo.replace(
+            &format!("/{}.git", base.path_with_namespace),
+            &format!("/{path}.git"),
+        ),
+        members: BTreeMap::from([(state.bot_user_id, 50)]),
+        issues: BTreeMap::new(),
+        merge_requests: Vec::new(),
+        pipelines: Vec::new(),
+        forked_from: Some(base.id),
+        import_status: "scheduled".to_owned(),
+        copy_pending: looks,
+        namespace_kind: "user".to_owned(),
+    });
+    let fork = state.projects.last().expect("just pushed");
+    Answer::status(201, project_json(state, fork))
+}
+
+/// `POST /projects/:id/merge_requests`: in this project, or from this fork into the project
+/// `target_project_id` names.
+fn create_merge_request(state: &mut GitLabState, project: &str, request: &ApiRequest) -> Answer {
+    let Some(source_at) = project_index(state, project) else {
+        return Answer::message(404, "404 Project Not Found");
+    };
+    let source = state.projects[source_at].clone();
+    let at = match request.body["target_project_id"].as_u64() {
+        None => source_at,
+        Some(target) if target == source.id => source_at,
+        Some(target) if source.forked_from == Some(target) => {
+            match state
+                .projects
+                .iter()
+                .position(|project| project.id == target)
+            {
+                Some(at) => at,
+                None => return Answer::message(404, "404 Project Not Found"),
+            }
+        }
+        Some(_) => {
+            return Answer::status(
+                400,
+                json!({"message": ["The target project must be the source project or its upstream"]}),
+            );
+        }
+    };
+    let source_project_id = (at != source_at).then_some(source.id);
     let mut fields = Vec::new();
     for name in ["source_branch", "target_branch", "title"] {
         match request.text(name) {
@@ -1370,14 +1540,17 @@ fn create_merge_request(state: &mut GitLabState, project: &str, request: &ApiReq
     }
     let [source_branch, target_branch, title] = <[String; 3]>::try_from(fields).expect("three");
     let path = state.projects[at].path_with_namespace.clone();
-    if source_branch == target_branch {
+    if source_branch == target_branch && source_project_id.is_none() {
         return Answer::status(
             422,
             json!({"message": ["You can't use same project/branch for source and target"]}),
         );
     }
-    for (side, branch) in [("Source", &source_branch), ("Target", &target_branch)] {
-        if !(state.branch_lookup)(&path, branch) {
+    for (side, home, branch) in [
+        ("Source", &source.path_with_namespace, &source_branch),
+        ("Target", &path, &target_branch),
+    ] {
+        if !(state.branch_lookup)(home, branch) {
             return Answer::status(
                 400,
                 json!({"message": [format!("{side} branch \"{branch}\" does not exist")]}),
@@ -1385,7 +1558,9 @@ fn create_merge_request(state: &mut GitLabState, project: &str, request: &ApiReq
         }
     }
     let existing = state.projects[at].merge_requests.iter().find(|mr| {
-        mr.state == "opened" && mr.fork_project_id.is_none() && mr.source_branch == source_branch
+        mr.state == "opened"
+            && mr.source_branch == source_branch
+            && mr.source_project_id == source_project_id
     });
     if let Some(existing) = existing {
         return Answer::status(
@@ -1418,8 +1593,8 @@ fn create_merge_request(state: &mut GitLabState, project: &str, request: &ApiReq
         labels: label_list(&request.body["labels"]).unwrap_or_default(),
         reviewer_ids,
         author,
-        fork_project_id: None,
         notes: Vec::new(),
+        source_project_id,
     };
     project.merge_requests.push(mr.clone());
     let project = &state.projects[at];
@@ -1557,10 +1732,18 @@ fn project_json(state: &GitLabState, project: &FakeProject) -> Value {
             "id": project.id + 100_000,
             "name": namespace,
             "path": namespace.rsplit('/').next().unwrap_or(namespace),
-            "kind": "group",
+            "kind": project.namespace_kind,
             "full_path": namespace,
             "web_url": format!("{}/groups/{namespace}", state.base_url),
         },
+        "import_status": project.import_status,
+        "forked_from_project": project.forked_from.and_then(|id| {
+            state.projects.iter().find(|base| base.id == id).map(|base| json!({
+                "id": base.id,
+                "path_with_namespace": base.path_with_namespace,
+                "http_url_to_repo": base.http_url_to_repo,
+            }))
+        }),
         "issues_enabled": true,
         "merge_requests_enabled": true,
         "open_issues_count": project.issues.values().filter(|i| i.state == "opened").count(),
@@ -1707,7 +1890,7 @@ fn merge_request_json(state: &GitLabState, project: &FakeProject, mr: &FakeMerge
         "assignees": [],
         "assignee": null,
         "reviewers": reviewers,
-        "source_project_id": mr.fork_project_id.unwrap_or(project.id),
+        "source_project_id": mr.source_project_id.unwrap_or(project.id),
         "target_project_id": project.id,
         "labels": mr.labels,
         "draft": mr.draft,

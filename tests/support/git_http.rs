@@ -293,6 +293,9 @@ fn http_backend_path() -> &'static Path {
     })
 }
 
+/// Copies the repository at the first path into a new one at the second (`owner/name` paths).
+pub type Forker = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
 /// The remote served over HTTP on 127.0.0.1 from its own thread, with its repositories in a
 /// temp folder.
 pub struct GitHttpServer {
@@ -338,6 +341,37 @@ impl GitHttpServer {
 
     pub fn clear_requests(&self) {
         self.log.clear();
+    }
+
+    /// What a fake forge calls to copy the repository at `base` into a new fork at `fork` (both
+    /// `owner/name` paths), as the forge does in the background: a bare clone of the base's
+    /// default branch, served beside it with the same credentials.
+    pub fn forker(&self) -> Forker {
+        let root = self.root.path().to_path_buf();
+        Arc::new(move |base: &str, fork: &str| {
+            let source = root.join(format!("{base}.git"));
+            let target = root.join(format!("{fork}.git"));
+            std::fs::create_dir_all(target.parent().expect("a fork has an owner"))
+                .expect("create the fork owner's folder");
+            run_git(
+                &root,
+                &[
+                    "clone",
+                    "-q",
+                    "--bare",
+                    "--single-branch",
+                    source.to_str().expect("a UTF-8 path"),
+                    target.to_str().expect("a UTF-8 path"),
+                ],
+            );
+        })
+    }
+
+    /// The bare repository served at `<path>.git` (a fork made by [`GitHttpServer::forker`]).
+    pub fn bare(&self, path: &str) -> BareRepo {
+        let path = self.root.path().join(format!("{path}.git"));
+        assert!(path.is_dir(), "no repository at {}", path.display());
+        BareRepo { path }
     }
 
     /// A bare repository served at `<path>.git`, whose `default_branch` holds one commit of

@@ -108,6 +108,47 @@ pub(super) struct Repository {
     pub default_branch: String,
 }
 
+/// A repository that may be a fork: `GET /repos/{o}/{r}`, and the 202 answer of
+/// `POST /repos/{o}/{r}/forks` (the same full-repository shape). `parent` is the repository it
+/// was forked from, present on forks only.
+#[derive(Debug, Deserialize)]
+pub(super) struct ForkRepository {
+    pub full_name: String,
+    pub clone_url: String,
+    pub default_branch: String,
+    #[serde(default)]
+    pub fork: bool,
+    pub owner: User,
+    #[serde(default)]
+    pub parent: Option<RepositoryName>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct RepositoryName {
+    pub full_name: String,
+}
+
+impl ForkRepository {
+    /// Whether this is `owner`'s fork of `base` (GitHub compares names without case).
+    pub fn is_fork_of(&self, base: &crate::forge::RepoRef, owner: &str) -> bool {
+        self.fork
+            && self.owner.login.eq_ignore_ascii_case(owner)
+            && self
+                .parent
+                .as_ref()
+                .is_some_and(|parent| parent.full_name.eq_ignore_ascii_case(&base.owner_path))
+    }
+
+    pub fn into_repo_ref(self) -> crate::forge::RepoRef {
+        crate::forge::RepoRef {
+            forge: crate::forge::ForgeKind::GitHub,
+            owner_path: self.full_name,
+            clone_url: self.clone_url,
+            default_branch: Some(self.default_branch),
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub(super) struct IssueComment {
     pub id: u64,
@@ -227,6 +268,38 @@ mod tests {
             "../../../tests/data/github/api/apps-create-installation-access-token.json"
         ));
         assert_eq!(token.expires_at.to_rfc3339(), "2016-07-11T22:14:10+00:00");
+    }
+
+    #[test]
+    fn the_recorded_full_repository_names_its_parent_but_is_no_fork_of_it() {
+        // The docs' `full-repository` example, also the documented 202 answer of a fork's
+        // creation: it names `parent` but says `fork: false`, so it is not taken for one.
+        let repository: ForkRepository = fixture(include_str!(
+            "../../../tests/data/github/api/repos-get.full-repository.json"
+        ));
+        let base = crate::forge::RepoRef {
+            forge: crate::forge::ForgeKind::GitHub,
+            owner_path: "Octocat/hello-world".into(),
+            clone_url: String::new(),
+            default_branch: None,
+        };
+        assert_eq!(
+            repository.parent.as_ref().unwrap().full_name,
+            "octocat/Hello-World"
+        );
+        assert!(!repository.is_fork_of(&base, "octocat"));
+        let fork = ForkRepository {
+            fork: true,
+            ..repository
+        };
+        assert!(
+            fork.is_fork_of(&base, "OCTOCAT"),
+            "names compare without case"
+        );
+        assert!(!fork.is_fork_of(&base, "someone-else"));
+        let repo = fork.into_repo_ref();
+        assert_eq!(repo.clone_url, "https://github.com/octocat/Hello-World.git");
+        assert_eq!(repo.default_branch.as_deref(), Some("master"));
     }
 
     #[test]

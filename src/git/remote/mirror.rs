@@ -18,6 +18,14 @@ use crate::git::{BranchName, CommitSha, GitError, Workspace};
 
 /// Every branch of the forge, under the same name, moved or deleted as the forge moves them.
 const MIRROR_REFSPEC: &str = "+refs/heads/*:refs/heads/*";
+/// Every branch of the bot's fork, kept apart from the repository's own (which the fetch above
+/// prunes) under a namespace of their own.
+const FORK_REFSPEC: &str = "+refs/heads/*:refs/forks/heads/*";
+const FORK_NAMESPACE: &str = "refs/forks/heads/";
+/// What a job's working copy fetches from the mirror: the repository's branches as
+/// `origin/<branch>` and the fork's as `fork/<branch>`, so the commits of a branch that lives
+/// in the fork are in every working copy too.
+const WORKTREE_FORK_REFSPEC: &str = "+refs/forks/heads/*:refs/remotes/fork/*";
 const REMOTE_NAME: &str = "origin";
 /// Where a first sync builds a mirror before moving it into place, under the cache root.
 const PARTIAL_DIR: &str = ".partial";
@@ -131,12 +139,6 @@ impl Mirror {
     /// be empty. Its `origin` is the mirror, so pushes name the forge URL explicitly.
     pub fn worktree(&self, dest: &Path, branch: &str) -> Result<Workspace, GitError> {
         let branch = BranchName::new(branch)?;
-        check_clone_destination(dest)?;
-        let source = self.path.to_str().ok_or_else(|| GitError::Io {
-            action: "clone from",
-            path: self.path.clone(),
-            source: io::Error::new(io::ErrorKind::InvalidInput, "the path is not valid UTF-8"),
-        })?;
         let lock = mirror_lock(&self.path);
         let guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if branch_tip(&open_mirror(&self.path)?, &branch)?.is_none() {
@@ -145,11 +147,108 @@ impl Mirror {
                 url: self.url.clone(),
             });
         }
+        self.clone_into(dest, &branch)?;
+        drop(guard);
+        Workspace::open(dest)
+    }
+
+    /// Fetches every branch of the bot's fork at `url` into the mirror, beside the repository's
+    /// own (a branch deleted in the fork is pruned), so working copies hold the fork's commits.
+    pub fn fetch_fork(&self, url: &str, creds: &GitCredentials) -> Result<(), GitError> {
+        let url = RemoteUrl::parse(url)?;
+        let lock = mirror_lock(&self.path);
+        let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        ensure_network_timeouts();
+        let repo = open_mirror(&self.path)?;
+        forget_redirects(&repo)?;
+        let mut remote = repo
+            .remote_anonymous(url.as_str())
+            .map_err(GitError::git(format!("prepare a fetch from {url}")))?;
+        let session = Session::new(&url, creds, RemoteOperation::Fetch);
+        let mut options = FetchOptions::new();
+        options
+            .remote_callbacks(session.callbacks())
+            .prune(FetchPrune::On)
+            .download_tags(AutotagOption::None)
+            .update_fetchhead(false);
+        remote
+            .fetch(
+                &[FORK_REFSPEC],
+                Some(&mut options),
+                Some("autofix: sync the fork"),
+            )
+            .map_err(|error| session.error(error))?;
+        tracing::info!(mirror = %self.path.display(), %url, "the fork's branches fetched");
+        Ok(())
+    }
+
+    /// The tip of `branch` of the bot's fork as of the last [`Mirror::fetch_fork`].
+    pub fn fork_branch_tip(&self, branch: &str) -> Result<Option<CommitSha>, GitError> {
+        let branch = BranchName::new(branch)?;
+        let repo = open_mirror(&self.path)?;
+        ref_tip(&repo, &format!("{FORK_NAMESPACE}{branch}"), &branch)
+    }
+
+    /// A job's own working copy of `branch` as the bot's fork has it (fetched with
+    /// [`Mirror::fetch_fork`]): the repository's default branch cloned, then `branch` made at
+    /// the fork's tip and checked out. `fork_url` only names the fork in errors.
+    pub fn fork_worktree(
+        &self,
+        dest: &Path,
+        branch: &str,
+        fork_url: &str,
+    ) -> Result<Workspace, GitError> {
+        let branch = BranchName::new(branch)?;
+        let default_branch =
+            self.default_branch
+                .clone()
+                .ok_or_else(|| GitError::MirrorBranchNotFound {
+                    branch: "(the default branch)".into(),
+                    url: self.url.clone(),
+                })?;
+        let default_branch = BranchName::new(&default_branch)?;
+        let lock = mirror_lock(&self.path);
+        let guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let Some(tip) = self.fork_branch_tip(branch.as_str())? else {
+            return Err(GitError::MirrorBranchNotFound {
+                branch: branch.to_string(),
+                url: fork_url.to_string(),
+            });
+        };
+        self.clone_into(dest, &default_branch)?;
+        drop(guard);
+        let workspace = Workspace::open(dest)?;
+        let commit = workspace.find_commit(&tip)?;
+        workspace
+            .repo
+            .branch(branch.as_str(), &commit, true)
+            .map_err(GitError::git(format!(
+                "make branch {branch} at the fork's {tip}"
+            )))?;
+        workspace.switch_to(&branch)?;
+        drop(commit);
+        Ok(workspace)
+    }
+
+    /// Clones the mirror into `dest` (which must not exist or be empty) with `branch` checked
+    /// out; the caller holds the mirror's lock.
+    fn clone_into(&self, dest: &Path, branch: &BranchName) -> Result<(), GitError> {
+        check_clone_destination(dest)?;
+        let source = self.path.to_str().ok_or_else(|| GitError::Io {
+            action: "clone from",
+            path: self.path.clone(),
+            source: io::Error::new(io::ErrorKind::InvalidInput, "the path is not valid UTF-8"),
+        })?;
         crate::git::isolation::clone_builder()
             .and_then(|mut builder| {
                 builder
                     .branch(branch.as_str())
                     .clone_local(CloneLocal::Local)
+                    .remote_create(|repo, name, url| {
+                        repo.remote(name, url)?;
+                        repo.remote_add_fetch(name, WORKTREE_FORK_REFSPEC)?;
+                        repo.find_remote(name)
+                    })
                     .clone(source, dest)
             })
             .map_err(GitError::git(format!(
@@ -157,8 +256,7 @@ impl Mirror {
                 self.path.display(),
                 dest.display()
             )))?;
-        drop(guard);
-        Workspace::open(dest)
+        Ok(())
     }
 }
 
@@ -290,7 +388,15 @@ fn open_mirror(path: &Path) -> Result<Repository, GitError> {
 }
 
 fn branch_tip(repo: &Repository, branch: &BranchName) -> Result<Option<CommitSha>, GitError> {
-    match repo.refname_to_id(&branch.full_ref()) {
+    ref_tip(repo, &branch.full_ref(), branch)
+}
+
+fn ref_tip(
+    repo: &Repository,
+    full_ref: &str,
+    branch: &BranchName,
+) -> Result<Option<CommitSha>, GitError> {
+    match repo.refname_to_id(full_ref) {
         Ok(oid) => Ok(Some(CommitSha::from_oid(oid))),
         Err(error) if error.code() == ErrorCode::NotFound => Ok(None),
         Err(error) => Err(GitError::Git {

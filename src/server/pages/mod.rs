@@ -42,6 +42,8 @@ pub struct SetupFacts {
     /// Where the App the manifest flow creates is stored.
     pub data_dir: PathBuf,
     pub trigger_label: String,
+    /// Where the bot pushes its branches (`forge.push_to`).
+    pub push_to: crate::forge::PushTo,
 }
 
 /// Where a job's repository and issue are on the web: GitHub's and GitLab's web roots.

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use super::html::{escape, page as frame};
 use super::{Shared, error_page};
 use crate::config::data_dir::StoredGitHubApp;
+use crate::forge::PushTo;
 
 /// How long a started manifest flow may take before its `state` is forgotten.
 const MANIFEST_FLOW_LIFETIME: Duration = Duration::from_secs(3600);
@@ -40,6 +41,7 @@ pub(super) async fn page(State(state): State<Shared>, headers: HeaderMap) -> Res
         );
     }
     body.push_str("</table>");
+    body.push_str(&push_target_section(facts.push_to));
     body.push_str("<section id=\"github\"><h2>GitHub</h2>");
     match stored_app(&state) {
         Some(app) => {
@@ -90,6 +92,46 @@ pub(super) async fn page(State(state): State<Shared>, headers: HeaderMap) -> Res
         hook = escape(&format!("{public_url}/webhooks/gitlab")),
     );
     Html(frame("Setup", &body)).into_response()
+}
+
+/// Where the bot's branches go, what the repository's CI runs them with, and how to make jobs
+/// that use secrets wait for a person.
+fn push_target_section(push_to: PushTo) -> String {
+    let now = match push_to {
+        PushTo::Base => {
+            "autofix pushes its branches to <strong>the repository itself</strong> \
+             (<code>forge.push_to = \"base\"</code>). A branch of the repository is trusted like \
+             a maintainer's: on GitHub its <code>pull_request</code> workflows (and \
+             <code>push</code> workflows without a branch filter) run the model-written change \
+             with the repository's Actions secrets; on GitLab its branch pipeline and merge \
+             request pipelines run with the project's CI/CD variables (protected ones only on \
+             protected branches)."
+        }
+        PushTo::Fork => {
+            "autofix pushes its branches to <strong>a fork owned by its own user</strong> \
+             (<code>forge.push_to = \"fork\"</code>), made once and reused, and opens each pull \
+             or merge request from there. GitHub runs a fork's <code>pull_request</code> \
+             workflows without the repository's secrets (only a read-only \
+             <code>GITHUB_TOKEN</code>); GitLab runs a fork's merge request pipeline in the fork, \
+             without the project's variables, unless a maintainer runs it in the project."
+        }
+    };
+    format!(
+        "<section id=\"push-target\"><h2>Branches and CI secrets</h2><p>{now}</p>\
+         <p>Either way, make the jobs that use secrets wait for a person:</p><ul>\
+         <li>GitHub: give each job that uses secrets an <code>environment</code> with required \
+         reviewers (Settings → Environments), and under Settings → Actions → General require \
+         approval for fork pull request workflows from all outside collaborators. \
+         <code>pull_request_target</code> workflows run with the secrets even for a fork's pull \
+         request: they must never run its code.</li>\
+         <li>GitLab: make the variables <em>protected</em>, so only protected branches and tags \
+         see them (the bot's branches are not protected), and do not run a fork's merge request \
+         pipelines in the parent project.</li></ul>\
+         <p>A GitHub App cannot own a fork: <code>fork</code> needs a bot user's token \
+         (<code>github.token</code>), on GitLab a user's token with a namespace of its own. \
+         <code>autofix config check --repo DIR</code> names the workflows and jobs of a checkout \
+         that give secrets to what a bot branch starts.</p></section>"
+    )
 }
 
 /// `server.public_url`, or the address the browser used to reach this page.

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::repo::PullRequestSection;
+use crate::forge::BranchHome;
 use crate::pipeline::checks::Comparison;
 use crate::pipeline::fix::{FixSummary, ProposedPlan};
 use crate::pipeline::issue::Issue;
@@ -50,6 +51,9 @@ pub(super) struct Checkpoint {
     /// A maintainer's words for a new plan, and the plan they did not approve.
     #[serde(default)]
     pub(super) replan: Option<(String, ProposedPlan)>,
+    /// Where the job's branch lives and is pushed to, once decided.
+    #[serde(default)]
+    pub(super) home: Option<BranchHome>,
 }
 
 /// The change request a revision builds on: its number, branch and head commit then.

@@ -116,13 +116,10 @@ impl JobRun {
         if open.is_none() {
             return Ok(Some("the change request is no longer open".into()));
         }
-        let credentials = forge
-            .git_credentials(&request.repo)
-            .await
-            .map_err(forge_stop("ci"))?;
-        self.redactor.register(&credentials.token);
+        let home = record.home.repo(&request.repo).clone();
+        let credentials = self.git_credentials_for(forge, &home, "ci").await?;
         let branch = crate::git::BranchName::new(&record.branch).map_err(git_stop("ci"))?;
-        let tip = crate::git::remote_branch_tip(&request.repo.clone_url, &branch, &credentials)
+        let tip = crate::git::remote_branch_tip(&home.clone_url, &branch, &credentials)
             .map_err(git_stop("ci"))?;
         match tip {
             Some(tip) if tip.as_str() == head => Ok(None),

@@ -1,7 +1,7 @@
 //! A job's last stages: push the committed branch (replacing only what autofix itself left there)
 //! and open the pull or merge request, then report success.
 
-use crate::forge::{Forge, ForgeKind, GitCredentials, NewChangeRequest};
+use crate::forge::{Forge, ForgeKind, NewChangeRequest};
 use crate::git::{BranchName, CommitSha, Workspace};
 use crate::store::ChangeRequestRecord;
 use crate::worker::publish::{ChangeRequestFacts, StatusOutcome, Step, change_request_body};
@@ -10,13 +10,13 @@ use super::stop::{Stop, forge_stop, git_stop};
 use super::{JobRun, Request};
 
 impl JobRun {
-    /// Pushes the job's branch, replacing only a remote tip this job itself pushed before.
-    pub(super) async fn push(
-        &mut self,
-        request: &Request,
-        credentials: &GitCredentials,
-    ) -> Result<(), Stop> {
+    /// Pushes the job's branch where it lives (the repository, or the bot's fork), replacing
+    /// only a remote tip this job itself pushed before.
+    pub(super) async fn push(&mut self, forge: &dyn Forge, request: &Request) -> Result<(), Stop> {
         let stage = "push";
+        let home = self.branch_home(forge, request).await?;
+        let target = home.repo(&request.repo).clone();
+        let credentials = &self.git_credentials_for(forge, &target, stage).await?;
         let fixed = self.fixed()?;
         let branch = BranchName::new(&fixed.branch).map_err(git_stop(stage))?;
         let workspace = Workspace::open(self.job_dir().join("worktree")).map_err(|_| {
@@ -31,7 +31,7 @@ impl JobRun {
                 return Err(stop);
             }
         };
-        let url = &request.repo.clone_url;
+        let url = &target.clone_url;
         let tip =
             crate::git::remote_branch_tip(url, &branch, credentials).map_err(git_stop(stage))?;
         let ours = |sha: &CommitSha| {
@@ -62,7 +62,11 @@ impl JobRun {
             crate::git::push_branch(&workspace, url, &branch, &commit, expected, credentials)
                 .map_err(git_stop(stage))?;
         self.checkpoint.pushed = Some(pushed.to_string());
-        self.mark_done(Step::Pushed, format!("`{branch}`"));
+        let detail = match home.fork() {
+            Some(fork) => format!("`{branch}` in the fork {}", fork.owner_path),
+            None => format!("`{branch}`"),
+        };
+        self.mark_done(Step::Pushed, detail);
         self.save(stage, &format!("pushed {pushed} to {branch}"))
             .await
     }
@@ -115,10 +119,12 @@ impl JobRun {
             output_tokens: fixed.output_tokens,
             notes: &self.checkpoint.status.notes,
         });
+        let home = self.decided_home();
         let new = NewChangeRequest {
             title: self.redactor.redact(&fixed.subject),
             body: self.redactor.redact(&body),
             head: fixed.branch.clone(),
+            head_repo: home.fork().cloned(),
             base,
             draft: fixed.pull_request.draft,
             reviewers: fixed.pull_request.reviewers.clone(),
@@ -138,6 +144,7 @@ impl JobRun {
             job: self.job.id,
             ci_repairs: 0,
             ci_head: None,
+            home,
         };
         self.ctx
             .store

@@ -90,7 +90,16 @@ impl JobRun {
                 &credentials,
             )
             .map_err(git_stop(stage))?;
-        let Some(head) = mirror.branch_tip(&record.branch).map_err(git_stop(stage))? else {
+        let head = match record.home.fork() {
+            None => mirror.branch_tip(&record.branch),
+            Some(fork) => {
+                let fork_credentials = self.git_credentials_for(forge, fork, stage).await?;
+                mirror
+                    .fetch_fork(&fork.clone_url, &fork_credentials)
+                    .and_then(|()| mirror.fork_branch_tip(&record.branch))
+            }
+        };
+        let Some(head) = head.map_err(git_stop(stage))? else {
             return Ok(Followed::Done(Finish::Succeeded));
         };
         let worktree = self.job_dir().join("worktree");
@@ -150,7 +159,7 @@ impl JobRun {
             Some(detail) => detail,
             None => return Ok(Followed::Redo),
         };
-        self.push_rebased(request, &credentials, &workspace, &record, (&head, &tip))
+        self.push_rebased(forge, request, &workspace, &record, (&head, &tip))
             .await?;
         let text = replies::rebased(&default_branch, &short, commits, &detail);
         self.reply_on(
@@ -221,16 +230,18 @@ impl JobRun {
     /// `head`.
     async fn push_rebased(
         &mut self,
+        forge: &dyn Forge,
         request: &Request,
-        credentials: &crate::forge::GitCredentials,
         workspace: &Workspace,
         record: &ChangeRequestRecord,
         (head, tip): (&CommitSha, &CommitSha),
     ) -> Result<(), Stop> {
         let branch = BranchName::new(&record.branch).map_err(git_stop("push"))?;
+        let home = record.home.repo(&request.repo).clone();
+        let credentials = &self.git_credentials_for(forge, &home, "push").await?;
         let pushed = crate::git::push_branch(
             workspace,
-            &request.repo.clone_url,
+            &home.clone_url,
             &branch,
             tip,
             Some(head.clone()),

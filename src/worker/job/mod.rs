@@ -20,6 +20,7 @@ mod converse;
 mod deliver;
 mod follow;
 mod gather;
+mod home;
 mod prepare;
 mod report;
 mod revise;
@@ -265,7 +266,7 @@ impl JobRun {
 
         if self.checkpoint.pushed.is_none() {
             let clock = stages.start("push");
-            finish_stage(clock, self.push(request, &credentials).await)?;
+            finish_stage(clock, self.push(forge, request).await)?;
             self.publish_status(forge, request).await?;
             self.stop_if_draining()?;
         }

@@ -136,6 +136,14 @@ impl JobRun {
             .mirrors
             .sync(&key, &request.repo.clone_url, credentials)
             .map_err(git_stop(stage))?;
+        // A branch an earlier run left in the bot's fork must be in the working copy too, so
+        // the push can tell it from someone else's.
+        if let Some(fork) = self.branch_home(forge, request).await?.fork() {
+            let fork_credentials = self.git_credentials_for(forge, fork, stage).await?;
+            mirror
+                .fetch_fork(&fork.clone_url, &fork_credentials)
+                .map_err(git_stop(stage))?;
+        }
         let worktree = self.job_dir().join("worktree");
         remove_dir_if_present(&worktree).map_err(|reason| failed_io(stage, reason))?;
         let workspace = mirror

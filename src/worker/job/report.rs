@@ -122,13 +122,12 @@ impl JobRun {
         let Some(fixed) = self.checkpoint.fixed.clone() else {
             return Ok(());
         };
-        let credentials = forge
-            .git_credentials(&request.repo)
-            .await
-            .map_err(forge_stop(stage))?;
+        let home = self.decided_home();
+        let target = home.repo(&request.repo).clone();
+        let credentials = self.git_credentials_for(forge, &target, stage).await?;
         let branch = BranchName::new(&fixed.branch).map_err(git_stop(stage))?;
         let expected = CommitSha::parse(pushed).map_err(git_stop(stage))?;
-        crate::git::delete_remote_branch(&request.repo.clone_url, &branch, expected, &credentials)
+        crate::git::delete_remote_branch(&target.clone_url, &branch, expected, &credentials)
             .map_err(git_stop(stage))?;
         self.checkpoint.pushed = None;
         self.save(stage, &format!("deleted the pushed branch {branch}"))

@@ -4,7 +4,7 @@
 use std::str::FromStr;
 
 use crate::failure::FailureCode;
-use crate::forge::{Forge, GitCredentials, Remark, Said, Thread};
+use crate::forge::{BranchHome, Forge, GitCredentials, Remark, Said, Thread};
 use crate::git::{BranchName, CommitKind, CommitSha, GitError, Workspace};
 use crate::pipeline::fix::{self, Approval, Revision};
 use crate::pipeline::issue::Issue;
@@ -61,7 +61,7 @@ impl JobRun {
             self.stop_if_draining()?;
         }
         if self.checkpoint.pushed.is_none() {
-            self.push_revision(request, &credentials).await?;
+            self.push_revision(forge, request).await?;
         }
         let fixed = self.fixed()?;
         let validation = self
@@ -99,9 +99,9 @@ impl JobRun {
             .store
             .change_request_for_issue(&self.job.key)
             .await?;
-        let open = match record {
+        let open = match &record {
             Some(record) => {
-                self.own_open_change_request(forge, request, &record, "revise")
+                self.own_open_change_request(forge, request, record, "revise")
                     .await?
             }
             None => None,
@@ -121,6 +121,8 @@ impl JobRun {
             validation: None,
         };
         self.checkpoint.revision = Some(target.clone());
+        // The revision is pushed where the change request's branch lives.
+        self.checkpoint.home = record.map(|record| record.home);
         self.save(
             "revise",
             &format!("revising {} on {}", change.url, change.head),
@@ -154,9 +156,16 @@ impl JobRun {
             .map_err(git_stop(stage))?;
         let worktree = self.job_dir().join("worktree");
         remove_dir_if_present(&worktree).map_err(|reason| failed_io(stage, reason))?;
-        let workspace = mirror
-            .worktree(&worktree, &target.branch)
-            .map_err(git_stop(stage))?;
+        let workspace = match self.decided_home() {
+            BranchHome::Base => mirror.worktree(&worktree, &target.branch),
+            BranchHome::Fork(fork) => {
+                let fork_credentials = self.git_credentials_for(forge, &fork, stage).await?;
+                mirror
+                    .fetch_fork(&fork.clone_url, &fork_credentials)
+                    .and_then(|()| mirror.fork_worktree(&worktree, &target.branch, &fork.clone_url))
+            }
+        }
+        .map_err(git_stop(stage))?;
         // The head as it is now: a person may have pushed since the revision was asked for.
         target.head = workspace
             .head_commit()
@@ -223,12 +232,10 @@ impl JobRun {
 
     /// Pushes the revision as a fast-forward of the head it was made on: if a person pushed in
     /// the meantime the push is refused, and the revision is made again on top of their work.
-    async fn push_revision(
-        &mut self,
-        request: &Request,
-        credentials: &GitCredentials,
-    ) -> Result<(), Stop> {
+    async fn push_revision(&mut self, forge: &dyn Forge, request: &Request) -> Result<(), Stop> {
         let stage = "push";
+        let target_repo = self.decided_home().repo(&request.repo).clone();
+        let credentials = &self.git_credentials_for(forge, &target_repo, stage).await?;
         let fixed = self.fixed()?;
         let target =
             self.checkpoint.revision.clone().ok_or_else(|| {
@@ -242,7 +249,7 @@ impl JobRun {
         };
         let pushed = crate::git::push_branch(
             &workspace,
-            &request.repo.clone_url,
+            &target_repo.clone_url,
             &branch,
             &commit,
             Some(head),
