@@ -558,8 +558,17 @@ fn config_check(file: Option<PathBuf>, repo: Option<PathBuf>) -> ExitCode {
         Ok(config) => config,
         Err(message) => return failed(message, FailureCode::InvalidInput),
     };
-    // The same checks `serve` makes before it listens.
-    if let Err(message) = autofix::commands::preflight::build_parts(&config) {
+    // The same checks `serve` makes before it listens. Building the GitHub client needs a
+    // runtime around it (its transport starts a task), as it has in `serve`.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime starts");
+    let built = {
+        let _inside = runtime.enter();
+        autofix::commands::preflight::build_parts(&config).map(drop)
+    };
+    if let Err(message) = built {
         return failed(message, FailureCode::InvalidInput);
     }
     let sandbox = autofix::commands::harden::check_sandbox(&config.sandbox());
