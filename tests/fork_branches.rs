@@ -5,7 +5,8 @@
 mod support;
 
 use support::bot::{
-    BotTester, FIXED_PY, REVISED_PY, python_project, script_python_fix, script_revision,
+    BotTester, FIXED_PY, REVISED_PY, accepted, plan, python_project, script_python_fix,
+    script_revision, triage,
 };
 use support::deliveries::On;
 use support::git_http::GitHttpRequest;
@@ -190,4 +191,77 @@ async fn a_change_request_opened_from_the_repository_stays_there_on_github() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_request_opened_from_the_repository_stays_there_on_gitlab() {
     a_change_request_opened_from_the_repository_stays_there(BotTester::gitlab().await).await;
+}
+
+/// `calc.py` as a person changed it on `main` after the change request was opened.
+const RENAMED_PY: &str = "def clamp(value, lowest, highest):\n    return value\n";
+/// The fix made again on the renamed `calc.py`.
+const REDONE_PY: &str =
+    "def clamp(value, lowest, highest):\n    return max(lowest, min(value, highest))\n";
+
+/// The default branch moves under a change request from the fork: the change made again on
+/// the new base replaces the fork's branch (its earlier commit known to be autofix's own).
+async fn a_moved_base_is_followed_in_the_fork(t: BotTester) {
+    let base = t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    t.run_until_idle().await;
+    let number = t.change_requests(PROJECT)[0].number;
+    let fork = t.git.bare(FORK);
+    assert!(fork.tip(BRANCH).is_some());
+    let moved = base.commit(
+        "main",
+        &[("calc.py", RENAMED_PY)],
+        "refactor: name the bounds",
+    );
+    t.llm.reply_text_for_stage("triage", triage());
+    t.llm.reply_text_for_stage("plan", plan());
+    t.llm.reply_text_for_stage(
+        "edit",
+        format!(
+            "calc.py\n```\n<<<<<<< SEARCH\n{RENAMED_PY}=======\n{REDONE_PY}>>>>>>> REPLACE\n```\n"
+        ),
+    );
+    t.llm.reply_text_for_stage("audit", accepted());
+
+    t.pushed_to_default_branch(PROJECT, &moved, &alice).await;
+    t.run_until_idle().await;
+
+    assert_eq!(
+        fork.read(BRANCH, "calc.py"),
+        REDONE_PY,
+        "{:?}",
+        t.comments(PROJECT, 7)
+    );
+    assert_eq!(
+        fork.git(&["rev-parse", &format!("{BRANCH}~1")]).trim(),
+        moved,
+        "one commit on the new base"
+    );
+    assert_eq!(
+        t.change_requests(PROJECT).len(),
+        1,
+        "the same change request"
+    );
+    assert_eq!(base.branches(), ["main"]);
+    assert!(pushes_to(&t, PROJECT).is_empty());
+    let replies = t.replies_on_change_request(PROJECT, number);
+    assert_eq!(replies.len(), 1, "{replies:#?}");
+    assert!(
+        replies[0].contains("made the change again on the new `main`"),
+        "{}",
+        replies[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moved_base_is_followed_in_the_fork_on_github() {
+    a_moved_base_is_followed_in_the_fork(BotTester::github_pushing_to_fork().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moved_base_is_followed_in_the_fork_on_gitlab() {
+    a_moved_base_is_followed_in_the_fork(BotTester::gitlab_pushing_to_fork().await).await;
 }
