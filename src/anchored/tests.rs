@@ -320,3 +320,25 @@ fn empty_folders_above_a_removed_file_go_up_to_the_root() {
     assert!(!s.root().join("a/b").exists());
     assert!(s.root().join("a/keep").exists());
 }
+
+#[test]
+fn a_folder_is_listed_only_when_it_is_a_real_one() {
+    let scene = scene();
+    fs::create_dir_all(scene.root().join(".github/workflows")).unwrap();
+    fs::write(scene.root().join(".github/workflows/ci.yml"), "on: push\n").unwrap();
+    fs::write(
+        scene.root().join(".github/workflows/lint.yaml"),
+        "on: push\n",
+    )
+    .unwrap();
+    assert_eq!(
+        scene.tree.list(".github/workflows").unwrap(),
+        Some(vec!["ci.yml".to_owned(), "lint.yaml".to_owned()])
+    );
+    assert_eq!(scene.tree.list("missing/folder").unwrap(), None);
+    scene.plant_link(".gitlab");
+    let err = scene.tree.list(".gitlab").unwrap_err();
+    assert!(matches!(err, TreeError::Link { .. }), "{err}");
+    fs::write(scene.root().join("file"), "").unwrap();
+    assert!(scene.tree.list("file").is_err(), "a file is no folder");
+}
