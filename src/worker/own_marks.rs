@@ -78,7 +78,7 @@ impl<'a> Own<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::forge::CommentId;
+    use crate::forge::{BranchHome, CommentId};
 
     fn user(login: &str, id: u64) -> ForgeUser {
         ForgeUser {
@@ -147,6 +147,7 @@ mod tests {
             job: 1,
             ci_repairs: 0,
             ci_head: None,
+            home: BranchHome::Base,
         };
         let open = [change(2, bot.clone()), change(3, user("mallory", 6))];
         assert_eq!(own.change_request(&open, &record), None);

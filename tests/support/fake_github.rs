@@ -599,7 +599,12 @@ impl FakeGitHub {
             is_bot: false,
         };
         let repo = repo_mut(&mut state, repo);
-        let name = repo.full_name.split('/').nth(1).unwrap_or_default().to_owned();
+        let name = repo
+            .full_name
+            .split('/')
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned();
         let pull = FakePull {
             number: repo.next_number(),
             title: title.to_owned(),
