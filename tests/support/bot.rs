@@ -842,25 +842,30 @@ impl BotTester {
             FakeForge::GitLab(fake) => fake
                 .merge_requests(path)
                 .into_iter()
-                .map(|mr| ChangeRequestSeen {
-                    author: fake
-                        .state()
+                .map(|mr| {
+                    // One look at the fake's state: its lock is not re-entrant.
+                    let state = fake.state();
+                    let author = state
                         .user(mr.author)
                         .map(|user| user.username.clone())
-                        .unwrap_or_default(),
-                    number: mr.iid,
-                    head: mr.source_branch,
-                    base: mr.target_branch,
-                    title: mr.title,
-                    body: mr.description,
-                    draft: mr.draft,
-                    head_repo: mr.source_project_id.and_then(|id| {
-                        fake.state()
+                        .unwrap_or_default();
+                    let head_repo = mr.source_project_id.and_then(|id| {
+                        state
                             .projects
                             .iter()
                             .find(|project| project.id == id)
                             .map(|project| project.path_with_namespace.clone())
-                    }),
+                    });
+                    ChangeRequestSeen {
+                        author,
+                        number: mr.iid,
+                        head: mr.source_branch,
+                        base: mr.target_branch,
+                        title: mr.title,
+                        body: mr.description,
+                        draft: mr.draft,
+                        head_repo,
+                    }
                 })
                 .collect(),
         }
