@@ -291,8 +291,9 @@ fn refused(path: &str, error: TreeError) -> ApplyError {
     }
 }
 
-/// The file's content after `change`, or why the change does not fit.
-fn apply_change(file: &PlannedFile, change: &Change) -> Result<Option<String>, ApplyError> {
+/// The file's content after `change`, or why the change does not fit. Pure: `file` holds the
+/// content before the response and after the edits applied so far; nothing is read or written.
+pub fn apply_change(file: &PlannedFile, change: &Change) -> Result<Option<String>, ApplyError> {
     let path = &file.path;
     let current_text = || -> Result<&str, ApplyError> {
         let Some(text) = file.after.as_deref() else {

@@ -120,7 +120,7 @@ fn read_report(path: &Path) -> Option<TestCounts> {
 /// `testsuites` or `testsuite`. A suite's `tests`/`failures`/`errors`/`skipped` attributes
 /// count when it has no nested suites; otherwise (or without a `tests` attribute) its
 /// `<testcase>` children do. Failing tests are always named from the `<testcase>`s.
-fn tally(xml: &str) -> Option<TestCounts> {
+pub(super) fn tally(xml: &str) -> Option<TestCounts> {
     let mut reader = Reader::from_str(xml);
     let mut tally = Tally::default();
     let mut open_elements = 0usize;

@@ -125,6 +125,12 @@ pub fn parse_junit_written_since(root: &Path, since: SystemTime) -> Option<TestC
     junit::parse_written_since(root, since)
 }
 
+/// Test counts from one JUnit XML document, or None when it is not well-formed XML whose root
+/// is `testsuites` or `testsuite`.
+pub fn parse_junit_xml(xml: &str) -> Option<TestCounts> {
+    junit::tally(xml)
+}
+
 /// The report for one validation command the orchestrator ran in `root`, starting at `started`.
 ///
 /// Test counts come from the output when a known runner printed it, else from JUnit XML files
