@@ -285,6 +285,18 @@ fn absurd_counts_saturate_instead_of_overflowing() {
     assert_eq!(tests.passed, u64::MAX);
 }
 
+#[test]
+fn a_total_of_absurd_counts_saturates_too() {
+    // Found by the test_output fuzz target: nextest's summary with a failure count this large
+    // overflowed the sum of the three counts.
+    let summary = "     Summary [   4.021s] 4 tests run: 2 passed (1 flaky), \
+                   99999999999999999999999991 failed, 1 timed out, 0 skipped\n";
+    let (parser, tests) = parse_output(summary).expect("recognised");
+    assert_eq!(parser, "cargo-nextest");
+    assert_eq!((tests.passed, tests.failed), (2, u64::MAX));
+    assert_eq!(tests.total(), u64::MAX);
+}
+
 // ---- JUnit XML ----
 
 /// A scratch repository and the moment the validation command started.
