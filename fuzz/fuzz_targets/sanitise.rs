@@ -3,7 +3,7 @@
 //! closes a fence early and a one-line field stays one line.
 #![no_main]
 
-use autofix::pipeline::sanitise::sanitise;
+use autofix::pipeline::sanitise::{is_default_ignorable, sanitise};
 use autofix::quote::{fenced, inert, one_line};
 use libfuzzer_sys::fuzz_target;
 use unicode_properties::UnicodeEmoji;
@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
             );
         } else {
             assert!(
-                !autofix_fuzz::is_hidden(c),
+                !is_default_ignorable(c),
                 "hidden {c:?} survives in {clean:?}"
             );
         }

@@ -1,9 +1,12 @@
 //! What the fuzz targets share: how one fuzz input is cut into the parts a target needs, and the
 //! properties every edit format's result must keep whatever the model wrote.
 
+use std::collections::HashSet;
+
 use autofix::edits::apply::{PlannedFile, apply_change};
 use autofix::edits::paths::normalise;
 use autofix::edits::{Change, EditFormat, FileEdit, detect};
+use autofix::pipeline::test_report::TestCounts;
 
 /// The input as text: libFuzzer's bytes, read as UTF-8 with replacement, as the bot reads a
 /// model's answer or a command's output.
@@ -72,28 +75,14 @@ fn check_path(edit: &FileEdit) {
     assert!(!path.contains('\\'), "no backslash in {path:?}");
 }
 
-/// Unicode's Default_Ignorable_Code_Point characters (DerivedCoreProperties.txt, Unicode 15.1),
-/// written out here rather than taken from the sanitiser, so the target checks it and does not
-/// repeat it.
-pub fn is_hidden(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00AD}'
-            | '\u{034F}'
-            | '\u{061C}'
-            | '\u{115F}'..='\u{1160}'
-            | '\u{17B4}'..='\u{17B5}'
-            | '\u{180B}'..='\u{180F}'
-            | '\u{200B}'..='\u{200F}'
-            | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{206F}'
-            | '\u{3164}'
-            | '\u{FE00}'..='\u{FE0F}'
-            | '\u{FEFF}'
-            | '\u{FFA0}'
-            | '\u{FFF0}'..='\u{FFF8}'
-            | '\u{1BCA0}'..='\u{1BCA3}'
-            | '\u{1D173}'..='\u{1D17A}'
-            | '\u{E0000}'..='\u{E0FFF}'
-    )
+/// What every test runner reader's counts keep: a total, however absurd the counts, and each
+/// failing test named once.
+pub fn check_counts(counts: &TestCounts) {
+    let _ = counts.total();
+    let names: HashSet<&String> = counts.failures.iter().collect();
+    assert_eq!(
+        names.len(),
+        counts.failures.len(),
+        "each failing test named once"
+    );
 }

@@ -88,7 +88,7 @@ pub fn sanitise(text: &str) -> (String, Vec<Removal>) {
 /// renderer shows as nothing — zero-width characters, fillers, variation selectors (both
 /// blocks, used to hide bytes after an emoji), the tag block (ASCII smuggling), and the
 /// bidi controls, which [`is_bidi_control`] names apart.
-fn is_default_ignorable(c: char) -> bool {
+pub fn is_default_ignorable(c: char) -> bool {
     matches!(
         c,
         '\u{00AD}'
