@@ -157,7 +157,7 @@ fn is_bidi_control(c: char) -> bool {
     )
 }
 
-/// `<!-- ... -->` (also the empty `<!-->` and `<!--->`), or an unclosed `<!--` to the end.
+/// What opens an HTML comment.
 const COMMENT_OPENER: &str = "<!--";
 
 /// Every HTML comment: from `<!--` to the first `-->` (`<!-->` and `<!--->` are whole comments,
@@ -210,6 +210,8 @@ fn comment_body_length(body: &str) -> usize {
     }
 }
 
+/// What may stand before a link reference definition on its line: up to three spaces, then
+/// block quote and list item markers (a definition inside them renders as nothing too).
 static CONTAINER_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\A {0,3}(?:(?:>|[-+*][ \t]|\d{1,9}[.)][ \t])[ \t]*)*")
         .expect("the container pattern compiles")
