@@ -65,17 +65,19 @@ impl std::fmt::Display for Removal {
 ///
 /// Default-ignorable and bidi characters go first, so none can split a marker (`<\u{200b}!--`)
 /// that the model would read once it is gone; then HTML comments, as a renderer sees them, and
-/// the ones that removing a comment makes (`<!-<!---->-`); then link reference comments and image
-/// alt text. What comes out holds nothing a second pass would remove. Everything else, code blocks
+/// the ones that removing a comment makes (`<!-<!---->-`); then image alt text, so a bracket in
+/// one names no definition; then link reference comments. An "image" that runs over a blank
+/// line or a code fence is none, so no removal changes the blocks a later step reads. What
+/// comes out holds nothing a second pass would remove. Everything else, code blocks
 /// included, is left byte for byte (a link reference definition inside a fenced code block is
 /// shown as code, so it stays).
 pub fn sanitise(text: &str) -> (String, Vec<Removal>) {
     let (text, invisibles) = remove_invisible_chars(text);
     let (text, bidis) = remove_chars(&text, RemovalKind::BidiControl, is_bidi_control);
     let (text, comments) = remove_html_comments(&text);
-    let (text, references) = remove_link_reference_comments(&text);
     let (text, markdown_alts) = empty_markdown_alt_texts(&text);
     let (text, html_alts) = empty_html_alt_texts(&text);
+    let (text, references) = remove_link_reference_comments(&text);
     let alts = merge(markdown_alts, html_alts);
     let removals = [comments, invisibles, bidis, references, alts]
         .into_iter()
@@ -440,7 +442,7 @@ fn empty_markdown_alt_texts(text: &str) -> (String, Option<Removal>) {
     for image in MARKDOWN_IMAGE.captures_iter(text) {
         let (whole, alt) = (image.get(0).unwrap(), image.get(1).unwrap());
         let collapsed = whole.as_str().ends_with('[') && text[whole.end()..].starts_with(']');
-        if collapsed || alt.as_str().trim().is_empty() {
+        if collapsed || alt.as_str().trim().is_empty() || crosses_a_block(text, alt.range()) {
             continue;
         }
         out.push_str(&text[kept_up_to..alt.start()]);
@@ -469,6 +471,9 @@ fn empty_html_alt_texts(text: &str) -> (String, Option<Removal>) {
     let mut removal = None;
     let mut kept_up_to = 0;
     for tag in HTML_IMG.find_iter(text) {
+        if crosses_a_block(text, tag.range()) {
+            continue;
+        }
         let mut emptied = false;
         let attributes_start = tag.start() + "<img".len();
         for attribute in HTML_ATTRIBUTE.captures_iter(&text[attributes_start..tag.end()]) {
@@ -490,6 +495,18 @@ fn empty_html_alt_texts(text: &str) -> (String, Option<Removal>) {
     }
     out.push_str(&text[kept_up_to..]);
     (out, removal)
+}
+
+/// Whether the lines that `span` of `text` runs over hold one a renderer reads as a block
+/// boundary (a blank line, a code fence): what spans it is not one image.
+fn crosses_a_block(text: &str, span: std::ops::Range<usize>) -> bool {
+    let line_end = text[span.end..]
+        .find('\n')
+        .map_or(text.len(), |at| span.end + at);
+    text[span.start..line_end]
+        .lines()
+        .skip(1)
+        .any(|line| line.trim().is_empty() || opens_fence(line).is_some())
 }
 
 /// Counts one more removal of `kind`, keeping the first payload as the sample.
@@ -732,6 +749,31 @@ mod tests {
         let (clean, removals) = sanitise(issue);
         assert_eq!(clean, "Before.\n[a, b\n\nc]: #\nAfter.");
         assert_eq!(kinds(&removals), [(RemovalKind::LinkReferenceComment, 1)]);
+        assert_eq!(sanitise(&clean), (clean.clone(), vec![]));
+    }
+
+    #[test]
+    fn an_image_across_a_code_fence_is_no_image_and_the_fence_stays() {
+        // Found by the sanitise fuzz target: emptying this "alt text" took a fence line with it,
+        // and a second pass found the definition the fence had held as code.
+        let issue = "![alt\n```\n](u)\n[x]: #\n```\n";
+        let (clean, removals) = sanitise(issue);
+        assert_eq!(clean, issue);
+        assert!(removals.is_empty(), "{removals:?}");
+    }
+
+    #[test]
+    fn a_bracket_inside_alt_text_names_no_definition() {
+        let issue = "![see [x]](u)\n\n[x]: https://evil.example/\n";
+        let (clean, removals) = sanitise(issue);
+        assert_eq!(clean, "![](u)\n\n");
+        assert_eq!(
+            kinds(&removals),
+            [
+                (RemovalKind::LinkReferenceComment, 1),
+                (RemovalKind::ImageAltText, 1)
+            ]
+        );
         assert_eq!(sanitise(&clean), (clean.clone(), vec![]));
     }
 
