@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::{Captures, Regex};
 use unicode_properties::UnicodeEmoji;
 
 /// How many characters of the first removed payload a [`Removal`] keeps as its sample.
@@ -223,14 +223,26 @@ static CONTAINER_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
 /// possibly on the next line, the title optional, the destination possibly `<>` (CommonMark
 /// §4.7). `[//]: # (comment)` and `[comment]: <> (comment)` are the idioms that use it as a
 /// comment.
+const LABEL_AND_DESTINATION: &str = concat!(
+    r"\A\[(?P<label>(?:[^\[\]\\]|\\.){1,999})\]:",
+    r"[ \t]*(?:\r?\n)?[ \t]*(?P<destination><(?:[^<>\r\n\\]|\\.)*>|[^\s<>]+)",
+);
+const TITLE: &str =
+    r#"(?:[ \t]*(?:\r?\n)?[ \t]*(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\((?:[^()\\]|\\.)*\)))"#;
+const LINE_END: &str = r"[ \t]*(?:\r?\n|\z)";
+
+/// A link reference definition from the start of the text: label, destination, an optional
+/// title, the end of the line.
 static LINK_REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"\A\[(?P<label>(?:[^\[\]\\]|\\.){1,999})\]:",
-        r"[ \t]*(?:\r?\n)?[ \t]*(?P<destination><(?:[^<>\r\n\\]|\\.)*>|[^\s<>]+)",
-        r#"(?:[ \t]*(?:\r?\n)?[ \t]*(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\((?:[^()\\]|\\.)*\)))?"#,
-        r"[ \t]*(?:\r?\n|\z)",
-    ))
-    .expect("the link reference pattern compiles")
+    Regex::new(&format!("{LABEL_AND_DESTINATION}{TITLE}?{LINE_END}"))
+        .expect("the link reference pattern compiles")
+});
+
+/// The same without a title: what the definition is when what looked like its title runs
+/// over a blank line, and so is none.
+static UNTITLED_LINK_REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!("{LABEL_AND_DESTINATION}{LINE_END}"))
+        .expect("the untitled link reference pattern compiles")
 });
 
 /// A bracketed text, as a reference to a definition uses its label (`[x][label]`, `[label]`).
@@ -365,12 +377,17 @@ fn definition_at(text: &str, start: usize, end: usize) -> Option<Definition> {
     } else {
         &text[from..]
     };
-    let found = LINK_REFERENCE.captures(within)?;
+    // A blank line ends a paragraph, so neither a label nor a title can span one.
+    let spans_a_blank_line =
+        |found: &Captures<'_>| found[0].lines().any(|line| line.trim().is_empty());
+    let found = LINK_REFERENCE
+        .captures(within)
+        .filter(|found| !spans_a_blank_line(found))
+        .or_else(|| UNTITLED_LINK_REFERENCE.captures(within))
+        .filter(|found| !spans_a_blank_line(found))?;
     let whole = found.get(0)?;
     let label = found.name("label")?.as_str();
-    // A blank line ends a paragraph, so a title cannot span one.
-    let spans_a_blank_line = whole.as_str().lines().any(|line| line.trim().is_empty());
-    if label.trim().is_empty() || spans_a_blank_line {
+    if label.trim().is_empty() {
         return None;
     }
     Some(Definition {
@@ -774,6 +791,17 @@ mod tests {
                 (RemovalKind::ImageAltText, 1)
             ]
         );
+        assert_eq!(sanitise(&clean), (clean.clone(), vec![]));
+    }
+
+    #[test]
+    fn a_title_across_a_blank_line_is_none_and_the_definition_before_it_still_goes() {
+        // Found by the sanitise fuzz target: the definition was missed for its "title", and
+        // found on a second pass once the definition after it was gone.
+        let issue = "[,]:`\n'\n\n[w]:'";
+        let (clean, removals) = sanitise(issue);
+        assert_eq!(clean, "'\n\n");
+        assert_eq!(kinds(&removals), [(RemovalKind::LinkReferenceComment, 2)]);
         assert_eq!(sanitise(&clean), (clean.clone(), vec![]));
     }
 
