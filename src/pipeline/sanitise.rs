@@ -22,7 +22,7 @@ pub struct Removal {
 }
 
 /// The kinds of hidden payload, in the order [`sanitise`] reports them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RemovalKind {
     HtmlComment,
     InvisibleCharacter,
@@ -72,6 +72,26 @@ impl std::fmt::Display for Removal {
 /// included, is left byte for byte (a link reference definition inside a fenced code block is
 /// shown as code, so it stays).
 pub fn sanitise(text: &str) -> (String, Vec<Removal>) {
+    let (mut clean, mut removals) = one_pass(text);
+    // Removing one payload can still make another in ways no step foresaw (the halves of a tag
+    // meeting once what stood between them is gone): passes repeat until one finds nothing.
+    // Each removes something, so each text is shorter than the last.
+    while !removals.is_empty() {
+        let (next, more) = one_pass(&clean);
+        if more.is_empty() {
+            break;
+        }
+        clean = next;
+        removals = [removals, more]
+            .into_iter()
+            .flatten()
+            .fold(Vec::new(), add_removal);
+    }
+    (clean, removals)
+}
+
+/// Each step once, in the order [`sanitise`] gives.
+fn one_pass(text: &str) -> (String, Vec<Removal>) {
     let (text, invisibles) = remove_invisible_chars(text);
     let (text, bidis) = remove_chars(&text, RemovalKind::BidiControl, is_bidi_control);
     let (text, comments) = remove_html_comments(&text);
@@ -84,6 +104,22 @@ pub fn sanitise(text: &str) -> (String, Vec<Removal>) {
         .flatten()
         .collect();
     (text, removals)
+}
+
+/// `removals` with `more` counted in, one entry per kind in the report's order, each keeping
+/// the first sample.
+fn add_removal(mut removals: Vec<Removal>, more: Removal) -> Vec<Removal> {
+    match removals
+        .iter_mut()
+        .find(|removal| removal.kind == more.kind)
+    {
+        Some(removal) => removal.count += more.count,
+        None => {
+            removals.push(more);
+            removals.sort_by_key(|removal| removal.kind);
+        }
+    }
+    removals
 }
 
 /// Unicode's Default_Ignorable_Code_Point property (DerivedCoreProperties.txt): characters a
@@ -802,6 +838,18 @@ mod tests {
         let (clean, removals) = sanitise(issue);
         assert_eq!(clean, "'\n\n");
         assert_eq!(kinds(&removals), [(RemovalKind::LinkReferenceComment, 2)]);
+        assert_eq!(sanitise(&clean), (clean.clone(), vec![]));
+    }
+
+    #[test]
+    fn what_one_removal_makes_of_the_text_is_sanitised_too() {
+        // The bracket in the tag's alt kept the image from being one; once the tag's alt is
+        // emptied, the image is whole, and its alt text goes on the next pass.
+        let issue = "![hidden <img alt=\"]\"> words](u)";
+        let (clean, removals) = sanitise(issue);
+        assert_eq!(clean, "![](u)");
+        assert_eq!(kinds(&removals), [(RemovalKind::ImageAltText, 2)]);
+        assert_eq!(removals[0].sample, "]");
         assert_eq!(sanitise(&clean), (clean.clone(), vec![]));
     }
 
