@@ -1,6 +1,8 @@
 //! Unified diffs as models write them: exact ones, and sloppy ones (wrong or missing `@@`
 //! numbers, lost spaces on blank context lines, whitespace drift, CRLF) applied only when certain.
 
+use std::collections::HashMap;
+
 use super::{Change, FileEdit, Mismatch, ParseError};
 
 #[cfg(test)]
@@ -666,6 +668,28 @@ fn same_but_whitespace(a: &str, b: &str) -> bool {
     a.split_whitespace().eq(b.split_whitespace())
 }
 
+/// The file's lines and a hunk's old lines as numbers, equal exactly where
+/// [`same_but_whitespace`] holds: the fuzzy search compares each pair many times over.
+struct WhitespaceKeys {
+    doc: Vec<u32>,
+    old: Vec<u32>,
+}
+
+impl WhitespaceKeys {
+    fn of(doc: &Document, shape: &Shape) -> Self {
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut key = |text: &str| {
+            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let next = u32::try_from(ids.len()).expect("fewer lines than u32::MAX");
+            *ids.entry(words).or_insert(next)
+        };
+        WhitespaceKeys {
+            doc: doc.lines.iter().map(|line| key(&line.text)).collect(),
+            old: shape.old.iter().map(|line| key(line.text)).collect(),
+        }
+    }
+}
+
 /// Finds the one place a hunk fits, trying strict readings before lenient ones; a reading
 /// that fits several places refuses rather than falling through to a looser one.
 fn locate(
@@ -759,15 +783,11 @@ fn fuzzy_locate(doc: &Document, shape: &Shape) -> Result<Placement, Failure> {
     let Some((anchor_start, anchor_end)) = shape.anchor() else {
         return Err(Failure::Nowhere);
     };
-    let anchor = &shape.old[anchor_start..anchor_end];
+    let keys = WhitespaceKeys::of(doc, shape);
+    let anchor = &keys.old[anchor_start..anchor_end];
     let anchor_len = anchor.len();
     let anchored_positions: Vec<usize> = (0..(doc.lines.len() + 1).saturating_sub(anchor_len))
-        .filter(|&position| {
-            anchor
-                .iter()
-                .zip(&doc.lines[position..position + anchor_len])
-                .all(|(old, line)| same_but_whitespace(old.text, &line.text))
-        })
+        .filter(|&position| anchor == &keys.doc[position..position + anchor_len])
         .collect();
     // Removed lines found in exactly one place pin the hunk down by themselves: one altered
     // context line around them cannot move it, however little context the hunk has.
@@ -778,10 +798,27 @@ fn fuzzy_locate(doc: &Document, shape: &Shape) -> Result<Placement, Failure> {
     let mut exact_fits = Vec::new();
     let mut close_fits = Vec::new();
     let mut misindented = None;
+    let mut counts = HashMap::new();
     for position in anchored_positions {
-        let Some((mismatches, ops)) =
-            align_around(doc, shape, (anchor_start, anchor_end), position, budget)
-        else {
+        if !may_fit(
+            doc,
+            shape,
+            &keys,
+            (anchor_start, anchor_end),
+            position,
+            budget,
+            &mut counts,
+        ) {
+            continue;
+        }
+        let Some((mismatches, ops)) = align_around(
+            doc,
+            shape,
+            &keys,
+            (anchor_start, anchor_end),
+            position,
+            budget,
+        ) else {
             continue;
         };
         if !additions_are_pinned(shape, &ops) {
@@ -847,21 +884,31 @@ fn additions_are_pinned(shape: &Shape, ops: &[Op]) -> bool {
         })
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many alignments the fuzzy search ran, for the stories about its shortcuts.
+    static ALIGNMENTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Aligns the old lines before the anchor (backwards) and after it (forwards) with the file
 /// around `position`; returns the number of mismatches and every line's fate, in order.
 fn align_around(
     doc: &Document,
     shape: &Shape,
+    keys: &WhitespaceKeys,
     (anchor_start, anchor_end): (usize, usize),
     position: usize,
     budget: u32,
 ) -> Option<(u32, Vec<Op>)> {
+    #[cfg(test)]
+    ALIGNMENTS.with(|count| count.set(count.get() + 1));
     let before_olds: Vec<usize> = (0..anchor_start).rev().collect();
     let before_window = window_len(before_olds.len(), position);
     let before_files: Vec<usize> = (position - before_window..position).rev().collect();
     let (before_cost, mut before_ops) = align(
         doc,
         shape,
+        keys,
         &before_olds,
         &before_files,
         |step| anchor_start - step,
@@ -874,6 +921,7 @@ fn align_around(
     let (after_cost, after_ops) = align(
         doc,
         shape,
+        keys,
         &after_olds,
         &after_files,
         |step| anchor_end + step,
@@ -890,6 +938,41 @@ fn align_around(
         .chain(after_ops)
         .collect();
     Some((before_cost.mismatches + after_cost.mismatches, ops))
+}
+
+/// Whether the lines within reach of `position` hold enough of the hunk's old lines for an
+/// alignment within `budget` (every removed line, all but `budget` of the other non-blank
+/// ones), order aside: a test linear in the hunk and its window, where an alignment is their
+/// product, so a common anchor (a blank or a lone brace) does not make a search quadratic.
+fn may_fit(
+    doc: &Document,
+    shape: &Shape,
+    keys: &WhitespaceKeys,
+    (anchor_start, anchor_end): (usize, usize),
+    position: usize,
+    budget: u32,
+    counts: &mut HashMap<u32, usize>,
+) -> bool {
+    let before = position - window_len(anchor_start, position)..position;
+    let after_start = position + (anchor_end - anchor_start);
+    let after_len = window_len(shape.old.len() - anchor_end, doc.lines.len() - after_start);
+    counts.clear();
+    for file in before.chain(after_start..after_start + after_len) {
+        *counts.entry(keys.doc[file]).or_default() += 1;
+    }
+    let mut unmatched = 0;
+    for index in (0..anchor_start).chain(anchor_end..shape.old.len()) {
+        let old = shape.old[index];
+        if old.is_blank() {
+            continue;
+        }
+        match counts.get_mut(&keys.old[index]) {
+            Some(left) if *left > 0 => *left -= 1,
+            _ if old.removed => return false,
+            _ => unmatched += 1,
+        }
+    }
+    unmatched <= budget
 }
 
 /// How far from the anchor an alignment may reach: every old line plus room for blank
@@ -921,6 +1004,7 @@ impl Cost {
 fn align(
     doc: &Document,
     shape: &Shape,
+    keys: &WhitespaceKeys,
     olds: &[usize],
     files: &[usize],
     gap_of: impl Fn(usize) -> usize,
@@ -951,7 +1035,7 @@ fn align(
                 if j > 0 {
                     let file = files[j - 1];
                     let from = cell(&table, i - 1, j - 1);
-                    if same_but_whitespace(old.text, &doc.lines[file].text) {
+                    if keys.old[index] == keys.doc[file] {
                         consider(from, false, false, Op::Match { old: index, file });
                     } else if !old.removed {
                         consider(from, true, false, Op::Altered { old: index, file });

@@ -800,3 +800,32 @@ fn an_altered_context_line_is_not_forgiven_when_the_removed_lines_appear_twice()
         "--- a/x.md\n+++ b/x.md\n@@ -1,3 +1,3 @@\n ## Z\n \n-Deletes a note.\n+Removes a note.\n";
     assert!(refusal(text, diff).starts_with("hunk 1"));
 }
+
+#[test]
+fn a_hunk_anchored_on_a_blank_line_is_not_aligned_at_every_blank_line_of_the_file() {
+    // Found by the edits_udiff fuzz target: a removed blank line is found at each of a file's
+    // blank lines, and an alignment at each took seconds on a 4 KB input.
+    let original = format!("fn main() {{}}\n{}", "\n".repeat(1500));
+    let diff =
+        "--- a/m.rs\n+++ b/m.rs\n@@ -1,6 +1,5 @@\n alpha\n beta\n gamma\n delta\n-\n epsilon\n";
+    ALIGNMENTS.with(|count| count.set(0));
+    let refusal = apply_diff(&original, diff).expect_err("the context is nowhere in the file");
+    assert!(refusal.message.contains("hunk 1"), "{refusal}");
+    assert_eq!(ALIGNMENTS.with(std::cell::Cell::get), 0);
+}
+
+#[test]
+fn a_hunk_anchored_on_a_common_line_still_finds_its_one_close_fit() {
+    let mut original = String::new();
+    for block in 0..200 {
+        original.push_str(&format!("fn f{block}() {{\n    step({block});\n}}\n\n"));
+    }
+    // `}` is removed: it is everywhere, and the context (one line altered) says where.
+    let diff = "--- a/m.rs\n+++ b/m.rs\n@@ -1,1 +1,1 @@\n fn f120() {\n     step(120);\n-}\n+} // end\n \n fn f121() {\n     step(0121);\n }\n";
+    ALIGNMENTS.with(|count| count.set(0));
+    let patched = apply_diff(&original, diff).expect("one close fit");
+    assert!(patched.contains("fn f120() {\n    step(120);\n} // end\n\nfn f121"));
+    // Only the `}` lines whose reach holds that context are aligned at, not all 200.
+    let alignments = ALIGNMENTS.with(std::cell::Cell::get);
+    assert!(alignments <= 20, "{alignments} alignments");
+}
