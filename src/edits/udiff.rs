@@ -798,19 +798,7 @@ fn fuzzy_locate(doc: &Document, shape: &Shape) -> Result<Placement, Failure> {
     let mut exact_fits = Vec::new();
     let mut close_fits = Vec::new();
     let mut misindented = None;
-    let mut counts = HashMap::new();
     for position in anchored_positions {
-        if !may_fit(
-            doc,
-            shape,
-            &keys,
-            (anchor_start, anchor_end),
-            position,
-            budget,
-            &mut counts,
-        ) {
-            continue;
-        }
         let Some((mismatches, ops)) = align_around(
             doc,
             shape,
@@ -891,7 +879,8 @@ thread_local! {
 }
 
 /// Aligns the old lines before the anchor (backwards) and after it (forwards) with the file
-/// around `position`; returns the number of mismatches and every line's fate, in order.
+/// around `position`; returns the number of mismatches and every line's fate, in order. None
+/// when no alignment fits the budget, found by [`may_fit`] first where it can tell.
 fn align_around(
     doc: &Document,
     shape: &Shape,
@@ -900,6 +889,16 @@ fn align_around(
     position: usize,
     budget: u32,
 ) -> Option<(u32, Vec<Op>)> {
+    if !may_fit(
+        doc,
+        shape,
+        keys,
+        (anchor_start, anchor_end),
+        position,
+        budget,
+    ) {
+        return None;
+    }
     #[cfg(test)]
     ALIGNMENTS.with(|count| count.set(count.get() + 1));
     let before_olds: Vec<usize> = (0..anchor_start).rev().collect();
@@ -951,12 +950,11 @@ fn may_fit(
     (anchor_start, anchor_end): (usize, usize),
     position: usize,
     budget: u32,
-    counts: &mut HashMap<u32, usize>,
 ) -> bool {
     let before = position - window_len(anchor_start, position)..position;
     let after_start = position + (anchor_end - anchor_start);
     let after_len = window_len(shape.old.len() - anchor_end, doc.lines.len() - after_start);
-    counts.clear();
+    let mut counts: HashMap<u32, usize> = HashMap::new();
     for file in before.chain(after_start..after_start + after_len) {
         *counts.entry(keys.doc[file]).or_default() += 1;
     }
