@@ -25,6 +25,14 @@ impl LlmProvider for InstantLlm {
         "in-process canned answers".into()
     }
 
+    fn model(&self) -> &str {
+        "canned"
+    }
+
+    async fn models(&self) -> Result<Vec<String>, LlmError> {
+        Ok(vec!["canned".into()])
+    }
+
     async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
         let started = Instant::now();
         let text = match request.stage.as_str() {

@@ -41,6 +41,14 @@ impl LlmProvider for WithoutSchema {
         format!("{} without response schemas", self.0.describe())
     }
 
+    fn model(&self) -> &str {
+        self.0.model()
+    }
+
+    async fn models(&self) -> Result<Vec<String>, LlmError> {
+        self.0.models().await
+    }
+
     async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
         let mut request = request.clone();
         request.schema = None;

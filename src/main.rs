@@ -19,11 +19,30 @@ use autofix::telemetry::{Stages, StderrStages};
 use autofix::work_order::RunOptions;
 use clap::{Parser, Subcommand};
 
+/// A line on standard output; a reader that went away (`| head -c1`) ends the command quietly.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        autofix::commands::output::line(&format!($($arg)*))
+    };
+}
+
+/// How every command that reads the service configuration finds it, shown by `--help`.
+const CONFIGURATION_HELP: &str = "\
+Configuration: the built-in defaults, then `--config FILE` (TOML), then environment variables
+AUTOFIX__SECTION__KEY for any key (e.g. AUTOFIX__LLM__API_KEY, AUTOFIX__SERVER__LISTEN), or
+AUTOFIX__SECTION__KEY_FILE=/path to read a secret from a file. `autofix config check` prints
+what is in effect.
+
+Data directory (job store, repository caches, work trees, a GitHub App made on the setup page):
+`workdir`, AUTOFIX__WORKDIR; by default $XDG_DATA_HOME/autofix, else ~/.local/share/autofix,
+else ./autofix-data.";
+
 #[derive(Parser)]
 #[command(
     name = "autofix",
     version,
-    about = "Turns a labelled issue into a validated pull request"
+    about = "Turns a labelled issue into a validated pull request",
+    after_help = CONFIGURATION_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -48,6 +67,7 @@ enum Command {
         check: bool,
     },
     /// Run a work order: strict JSON writes within its allowed files, checked by its commands.
+    #[command(after_help = CONFIGURATION_HELP)]
     Run {
         /// The git repository to change (its work tree must be clean).
         #[arg(long)]
@@ -75,6 +95,7 @@ enum Command {
     },
     /// Fix an issue in a local repository: triage, plan, edit, validate, review, one commit on
     /// a feature branch (or everything put back and a failure code).
+    #[command(after_help = CONFIGURATION_HELP)]
     Fix {
         /// The git repository (its work tree must be clean, a branch checked out).
         #[arg(long)]
@@ -94,6 +115,7 @@ enum Command {
     },
     /// Show, without any model call, the files and spans the edit stage would start from for
     /// an issue: ranked, with why, and which fit the token budget.
+    #[command(after_help = CONFIGURATION_HELP)]
     Context {
         /// The repository (a work tree).
         #[arg(long)]
@@ -116,18 +138,21 @@ enum Command {
     },
     /// Run the bot: the webhook ingress, the worker pool that runs the jobs, and the setup and
     /// jobs pages; with nothing configured, open http://127.0.0.1:8080/ to set it up.
+    #[command(after_help = CONFIGURATION_HELP)]
     Serve {
         /// A service configuration file laid over the defaults.
         #[arg(long)]
         config: Option<PathBuf>,
     },
     /// Read the job store: the newest jobs, or one job with its checkpoint and history.
+    #[command(after_help = CONFIGURATION_HELP)]
     Jobs {
         #[command(subcommand)]
         action: JobsAction,
     },
     /// Queue a stored webhook delivery again, as a new delivery (`<id>.replay-<n>`): exits 0 when
     /// a job now works on the issue, 1 when nothing was queued.
+    #[command(after_help = CONFIGURATION_HELP)]
     Replay {
         /// The delivery's id (`X-GitHub-Delivery`, GitLab `Idempotency-Key`).
         delivery_id: String,
@@ -164,8 +189,15 @@ enum JobsAction {
 
 #[derive(Subcommand)]
 enum ConfigAction {
-    /// Run `serve`'s checks, try the sandbox, and print the effective configuration (secrets hidden).
+    /// Run `serve`'s checks, try the sandbox, say how ready each part is and print the effective
+    /// configuration (secrets hidden); exits non-zero when a part is broken.
+    #[command(after_help = CONFIGURATION_HELP)]
     Check {
+        /// Also ask each configured service whether it works: GitHub and GitLab (the
+        /// credentials' user, the App's installations, the token's scopes), the model (its
+        /// listing), the database (a query), `server.public_url` (its /healthz).
+        #[arg(long)]
+        online: bool,
         /// A TOML file laid over the defaults.
         #[arg(long)]
         config: Option<PathBuf>,
@@ -193,8 +225,13 @@ fn main() -> ExitCode {
             check,
         } => apply_command(format, dir, protect, check),
         Command::Config {
-            action: ConfigAction::Check { config, repo },
-        } => config_check(config, repo),
+            action:
+                ConfigAction::Check {
+                    config,
+                    repo,
+                    online,
+                },
+        } => config_check(config, repo, online),
         Command::Serve { config } => serve_command(config),
         Command::Jobs { action } => jobs_command(action),
         Command::Replay {
@@ -271,14 +308,14 @@ fn context_command(
     };
     match autofix::commands::context::report(&repo, &issue, tokens, limit) {
         Ok(report) if json => {
-            println!(
+            say!(
                 "{}",
                 serde_json::to_string_pretty(&report).expect("the report serialises")
             );
             ExitCode::SUCCESS
         }
         Ok(report) => {
-            print!("{}", autofix::commands::context::render_text(&report));
+            autofix::commands::output::text(&autofix::commands::context::render_text(&report));
             ExitCode::SUCCESS
         }
         Err(message) => fail(message),
@@ -337,10 +374,10 @@ fn fix_command(
         Ok(summary) => {
             match (&summary.failure_code, &summary.subject, &summary.branch) {
                 (None, Some(subject), Some(branch)) => {
-                    println!("committed on {branch}: {subject}");
+                    say!("committed on {branch}: {subject}");
                     for check in &summary.checks {
                         if !check.still_failing.is_empty() {
-                            println!(
+                            say!(
                                 "note: {} already failed on the base commit: {}",
                                 check.name,
                                 check.still_failing.join(", ")
@@ -348,10 +385,10 @@ fn fix_command(
                         }
                     }
                     if !summary.flaky.is_empty() {
-                        println!("note: flaky: {}", summary.flaky.join(", "));
+                        say!("note: flaky: {}", summary.flaky.join(", "));
                     }
                 }
-                _ => println!(
+                _ => say!(
                     "FAIL {} at {}: {}",
                     summary
                         .failure_code
@@ -361,7 +398,7 @@ fn fix_command(
                     summary.reason.clone().unwrap_or_default()
                 ),
             }
-            println!("artifacts: {}", summary.artifacts.display());
+            say!("artifacts: {}", summary.artifacts.display());
             match summary.failure_code {
                 None => ExitCode::SUCCESS,
                 Some(code) => ExitCode::from(code.exit_status()),
@@ -462,7 +499,7 @@ where
     match result {
         Ok(lines) => {
             for line in lines {
-                println!("{line}");
+                say!("{line}");
             }
             ExitCode::SUCCESS
         }
@@ -528,8 +565,8 @@ fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCod
             let summary = &outcome.summary;
             match summary.failure_code {
                 None => {
-                    println!("PASS after {} attempt(s)", summary.attempts.len());
-                    println!("{}", outcome.summary_path.display());
+                    say!("PASS after {} attempt(s)", summary.attempts.len());
+                    say!("{}", outcome.summary_path.display());
                     ExitCode::SUCCESS
                 }
                 Some(code) => {
@@ -537,11 +574,11 @@ fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCod
                         .failure_stage
                         .map(|stage| stage.as_str().to_string())
                         .unwrap_or_default();
-                    println!(
+                    say!(
                         "FAIL {code} at {stage} after {} attempt(s)",
                         summary.attempts.len()
                     );
-                    println!("{}", outcome.summary_path.display());
+                    say!("{}", outcome.summary_path.display());
                     ExitCode::from(code.exit_status())
                 }
             }
@@ -549,7 +586,8 @@ fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCod
     }
 }
 
-fn config_check(file: Option<PathBuf>, repo: Option<PathBuf>) -> ExitCode {
+fn config_check(file: Option<PathBuf>, repo: Option<PathBuf>, online: bool) -> ExitCode {
+    use autofix::commands::preflight::{self, Readiness};
     let failed = |message: String, code: FailureCode| {
         eprintln!("autofix config check: {message}");
         ExitCode::from(code.exit_status())
@@ -558,52 +596,92 @@ fn config_check(file: Option<PathBuf>, repo: Option<PathBuf>) -> ExitCode {
         Ok(config) => config,
         Err(message) => return failed(message, FailureCode::InvalidInput),
     };
-    // The same checks `serve` makes before it listens. Building the GitHub client needs a
-    // runtime around it (its transport starts a task), as it has in `serve`.
+    // The same checks `serve` makes before it listens, with its parts built inside a runtime
+    // (the GitHub client's transport starts a task), as they are in `serve`.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime starts");
     let built = {
         let _inside = runtime.enter();
-        autofix::commands::preflight::build_parts(&config).map(drop)
+        preflight::build_parts(&config)
     };
-    if let Err(message) = built {
-        return failed(message, FailureCode::InvalidInput);
-    }
+    let parts = match built {
+        Ok(parts) => parts,
+        Err(message) => return failed(message, FailureCode::InvalidInput),
+    };
     let sandbox = autofix::commands::harden::check_sandbox(&config.sandbox());
-    println!("configuration is valid: `autofix serve` would start");
-    for part in autofix::commands::preflight::setup_report(&config, &sandbox) {
-        println!(
+    let mut report = preflight::setup_report(&config, &sandbox);
+    if online {
+        let services = autofix::commands::verify::Services {
+            github: parts.github.clone(),
+            gitlab: parts.gitlab.clone(),
+            llm: std::sync::Arc::from(parts.llm),
+            database_url: config.database_url(),
+            public_url: config.server.public_url.clone(),
+            hosted_llm: autofix::llm::is_hosted_vendor(&config.llm.base_url),
+        };
+        report = runtime.block_on(autofix::commands::verify::verify(report, &services));
+    }
+    let broken: Vec<&str> = report
+        .iter()
+        .filter(|part| part.readiness == Readiness::Broken)
+        .map(|part| part.name)
+        .collect();
+    if broken.is_empty() {
+        say!("configuration is valid: `autofix serve` would start");
+    } else {
+        say!(
+            "configuration is valid: `autofix serve` would start, but {} would not work",
+            broken.join(", ")
+        );
+    }
+    for part in &report {
+        say!(
             "{}: {}: {}",
             part.name,
             part.readiness.as_str(),
             part.detail
         );
     }
-    println!();
-    println!("# the effective configuration (secrets shown as \"(set)\")");
-    print!("{}", config.effective_toml());
+    if !online {
+        say!("(`autofix config check --online` asks each configured service whether it works)");
+    }
+    say!("");
+    say!("# the effective configuration (secrets shown as \"(set)\")");
+    autofix::commands::output::text(&config.effective_toml());
     if let Err(line) = sandbox {
         return failed(line, FailureCode::SandboxUnavailable);
     }
-    let Some(repo) = repo else {
-        return ExitCode::SUCCESS;
+    let repo_checked = match repo {
+        None => ExitCode::SUCCESS,
+        Some(repo) => repo_check(&repo, config.forge.push_to),
     };
-    // What the repository's CI runs with its secrets on a branch the bot pushes.
-    match autofix::commands::ci_secrets::scan(&repo) {
+    if !broken.is_empty() {
+        return failed(
+            format!("broken: {} (see above)", broken.join(", ")),
+            FailureCode::InvalidInput,
+        );
+    }
+    repo_checked
+}
+
+/// What the repository's CI runs with its secrets on a branch the bot pushes, and whether its
+/// `.autofix.toml` is valid.
+fn repo_check(repo: &std::path::Path, push_to: autofix::forge::PushTo) -> ExitCode {
+    match autofix::commands::ci_secrets::scan(repo) {
         Ok(scan) => {
-            for line in autofix::commands::ci_secrets::warnings(&scan, config.forge.push_to) {
-                println!("{line}");
+            for line in autofix::commands::ci_secrets::warnings(&scan, push_to) {
+                say!("{line}");
             }
         }
-        Err(err) => println!("note: the CI definitions were not read: {err}"),
+        Err(err) => say!("note: the CI definitions were not read: {err}"),
     }
-    match RepoConfig::load(&repo) {
+    match RepoConfig::load(repo) {
         Ok(loaded) => {
             match (&loaded.source, loaded.defaults_note()) {
-                (Some(source), _) => println!("{}: valid", source.display()),
-                (None, note) => println!("{}", note.unwrap_or_default()),
+                (Some(source), _) => say!("{}: valid", source.display()),
+                (None, note) => say!("{}", note.unwrap_or_default()),
             }
             ExitCode::SUCCESS
         }
@@ -635,7 +713,7 @@ fn apply_command(
     match apply::run(&request) {
         Ok(lines) => {
             for line in lines {
-                println!("{line}");
+                say!("{line}");
             }
             ExitCode::SUCCESS
         }

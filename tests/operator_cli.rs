@@ -480,7 +480,7 @@ fn config_check_prints_the_forges_the_sandbox_and_the_effective_configuration_wi
         &config,
         format!(
             "workdir = {:?}\n[gitlab]\ntoken = \"glpat-very-secret\"\nwebhook_secret = \"hook-secret\"\n\
-             [database]\nurl = \"postgres://bot:db-password@127.0.0.1:9/autofix\"\n",
+             [database]\nurl = \"postgres://bot:db-password@127.0.0.1:9/autofix\"\n{LOCAL_MODEL}",
             dir.path().display().to_string()
         ),
     )
@@ -496,10 +496,10 @@ fn config_check_prints_the_forges_the_sandbox_and_the_effective_configuration_wi
     );
     assert!(out.contains("\ngithub: missing: not configured"), "{out}");
     assert!(
-        out.contains("\ngitlab: ready: a token at https://gitlab.com/api/v4"),
+        out.contains("\ngitlab: configured, not verified: a token at https://gitlab.com/api/v4"),
         "{out}"
     );
-    assert!(out.contains("\nsandbox: ready: bwrap works"), "{out}");
+    assert!(out.contains("\nsandbox: verified: bwrap works"), "{out}");
     assert!(out.contains("token = \"(set)\""), "{out}");
     assert!(
         out.contains("url = \"postgres://bot:(set)@127.0.0.1:9/autofix\""),
@@ -510,13 +510,16 @@ fn config_check_prints_the_forges_the_sandbox_and_the_effective_configuration_wi
     }
 }
 
+/// A model server on loopback: configured, so that no check fails for want of a vendor's key.
+const LOCAL_MODEL: &str = "[llm]\nbase_url = \"http://127.0.0.1:9/v1\"\n";
+
 /// A configuration with `[forge] push_to` and what `extra` adds, in `dir`.
 fn push_to_config(dir: &Path, push_to: &str, extra: &str) -> PathBuf {
     let config = dir.join("autofix.toml");
     std::fs::write(
         &config,
         format!(
-            "workdir = {:?}\n[forge]\npush_to = {push_to:?}\n{extra}",
+            "workdir = {:?}\n{LOCAL_MODEL}[forge]\npush_to = {push_to:?}\n{extra}",
             dir.display().to_string()
         ),
     )
@@ -564,7 +567,7 @@ fn a_github_app_told_to_push_to_a_fork_is_refused_by_config_check_and_serve_in_o
     let checked = run_with_config(&["config", "check"], &base);
     assert_eq!(checked.code, Some(0), "{}", checked.stderr);
     assert!(
-        checked.stdout.contains("\npush target: ready: base: "),
+        checked.stdout.contains("\npush target: verified: base: "),
         "{}",
         checked.stdout
     );
@@ -627,7 +630,7 @@ fn config_check_names_the_workflows_that_give_secrets_to_the_bots_branches() {
     assert!(
         checked
             .stdout
-            .contains("\npush target: ready: fork: a fork owned by the bot's user"),
+            .contains("\npush target: verified: fork: a fork owned by the bot's user"),
         "{}",
         checked.stdout
     );

@@ -14,7 +14,9 @@ use support::bot::{
 };
 use support::browser::{Browser, Page};
 use support::fake_github::FakeGitHub;
-use support::serve::ServeProcess;
+use support::fake_gitlab::FakeGitLab;
+use support::scripted_llm::ScriptedLlm;
+use support::serve::{ServeProcess, free_port};
 
 const PROJECT: &str = "acme/widgets";
 
@@ -67,7 +69,7 @@ fn a_first_start_with_nothing_configured_guides_to_a_github_app_made_in_one_clic
     assert_eq!(page.text("h1"), "Setup");
     assert_eq!(readiness(&page, "github"), "missing");
     assert_eq!(readiness(&page, "gitlab"), "missing");
-    assert_eq!(readiness(&page, "sandbox"), "ready");
+    assert_eq!(readiness(&page, "sandbox"), "verified");
     assert!(
         page.text("tr[data-part=\"data directory\"]")
             .contains(&data.display().to_string())
@@ -76,7 +78,7 @@ fn a_first_start_with_nothing_configured_guides_to_a_github_app_made_in_one_clic
         page.text("#gitlab")
             .contains(&format!("{}/webhooks/gitlab", serve.base))
     );
-    assert_eq!(readiness(&page, "push target"), "ready");
+    assert_eq!(readiness(&page, "push target"), "verified");
     let push_target = page.text("#push-target");
     assert!(
         push_target.contains("autofix pushes its branches to the repository itself"),
@@ -146,10 +148,90 @@ fn a_first_start_with_nothing_configured_guides_to_a_github_app_made_in_one_clic
     drop(serve);
     let serve = ServeProcess::start(dir.path(), "restarted", &vars);
     page.goto(&format!("{}/", serve.base));
-    assert_eq!(readiness(&page, "github"), "ready");
+    // Asked of GitHub with the App's own JWT at the start.
+    assert_eq!(readiness(&page, "github"), "verified");
     let detail = page.text("tr[data-part=\"github\"]");
     assert!(detail.contains("created by the setup page"), "{detail}");
     assert_eq!(page.count("#github-app"), 0, "no second App is offered");
+}
+
+#[test]
+fn the_setup_page_shows_what_each_service_said_and_asks_again_on_its_button() {
+    let dir = tempfile::tempdir().unwrap();
+    let github = FakeGitHub::start(axum::Router::new());
+    github.set_token("ghp_valid0123456789abcdefghijklmnopqrstu", "autofix-bot");
+    let gitlab = FakeGitLab::start(axum::Router::new());
+    gitlab.set_token("glpat-rotated-0123456789");
+    let llm = ScriptedLlm::start();
+    llm.list_models(Some("sk-right-0123456789"), &["gpt-4.1"]);
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let vars = [
+        (
+            "AUTOFIX__WORKDIR",
+            dir.path().join("data").display().to_string(),
+        ),
+        ("AUTOFIX__SERVER__LISTEN", format!("127.0.0.1:{port}")),
+        ("AUTOFIX__SERVER__PUBLIC_URL", base.clone()),
+        ("AUTOFIX__GITHUB__API_URL", github.api_url()),
+        (
+            "AUTOFIX__GITHUB__TOKEN",
+            "ghp_valid0123456789abcdefghijklmnopqrstu".into(),
+        ),
+        (
+            "AUTOFIX__GITHUB__WEBHOOK_SECRET",
+            "5b1f0c9e7d2a4e8f9a3b6c1d0e2f4a7b".into(),
+        ),
+        ("AUTOFIX__GITLAB__API_URL", gitlab.api_url()),
+        (
+            "AUTOFIX__GITLAB__TOKEN",
+            "glpat-fake-0123456789abcdef".into(),
+        ),
+        (
+            "AUTOFIX__GITLAB__WEBHOOK_SECRET",
+            "9e8d7c6b5a4f3e2d1c0b9a8f".into(),
+        ),
+        ("AUTOFIX__LLM__BASE_URL", llm.openai_base_url()),
+        ("AUTOFIX__LLM__API_KEY", "sk-wrong-0123456789".into()),
+    ];
+    let serve = ServeProcess::start(dir.path(), "verified", &vars);
+    assert_eq!(serve.base, base);
+    let browser = browser();
+    let page = browser.new_page();
+
+    page.goto(&format!("{base}/"));
+
+    assert_eq!(readiness(&page, "github"), "verified");
+    let github_row = page.text("tr[data-part=\"github\"]");
+    assert!(
+        github_row.contains("the token acts as autofix-bot"),
+        "{github_row}"
+    );
+    assert_eq!(readiness(&page, "gitlab"), "broken");
+    let gitlab_row = page.text("tr[data-part=\"gitlab\"]");
+    assert!(gitlab_row.contains("401"), "{gitlab_row}");
+    assert_eq!(readiness(&page, "llm"), "broken");
+    let llm_row = page.text("tr[data-part=\"llm\"]");
+    assert!(llm_row.contains("Incorrect API key provided"), "{llm_row}");
+    assert_eq!(readiness(&page, "database"), "verified");
+    assert_eq!(readiness(&page, "public URL"), "verified");
+    screenshot(&page, "setup-verified.png");
+    // The start logged the same, and where the data lives.
+    let logs = serve.logs();
+    assert!(logs.contains("setup: broken"), "{logs}");
+    assert!(
+        logs.contains(&format!(
+            "data_directory={}",
+            dir.path().join("data").display()
+        )),
+        "{logs}"
+    );
+
+    // The operator fixes GitLab's token; the page shows it once asked again.
+    gitlab.set_token("glpat-fake-0123456789abcdef");
+    page.click("#check button");
+    page.wait_for("#parts");
+    assert_eq!(readiness(&page, "gitlab"), "verified");
 }
 
 #[test]
@@ -171,7 +253,10 @@ fn the_setup_page_is_closed_to_a_proxy_without_the_admin_token_and_open_with_it(
                 "AUTOFIX__WORKDIR",
                 dir.path().join("b").display().to_string(),
             ),
-            ("AUTOFIX__SERVER__ADMIN_TOKEN", "let-me-in".to_string()),
+            (
+                "AUTOFIX__SERVER__ADMIN_TOKEN",
+                "let-me-in-4b8e1f0a9c".to_string(),
+            ),
         ],
     );
     let browser = browser();
@@ -189,13 +274,17 @@ fn the_setup_page_is_closed_to_a_proxy_without_the_admin_token_and_open_with_it(
         stranger.contains("www-authenticate: Basic realm=\"autofix\""),
         "{stranger}"
     );
-    let wrong = raw_get(&guarded.base, "/", "Authorization: Bearer let-me-out\r\n");
+    let wrong = raw_get(
+        &guarded.base,
+        "/",
+        "Authorization: Bearer let-me-out-4b8e1f0a9c\r\n",
+    );
     assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
     let operator = browser.new_page();
-    operator.set_header("Authorization", "Bearer let-me-in");
+    operator.set_header("Authorization", "Bearer let-me-in-4b8e1f0a9c");
     operator.goto(&format!("{}/", guarded.base));
     assert_eq!(operator.text("h1"), "Setup");
-    assert_eq!(readiness(&operator, "admin pages"), "ready");
+    assert_eq!(readiness(&operator, "admin pages"), "verified");
 }
 
 /// One GET over a fresh connection, with `headers` (each ending in CRLF); the whole answer.
@@ -217,7 +306,7 @@ async fn serve_pages(t: &BotTester) -> String {
     let setup = SetupFacts {
         parts: vec![SetupPart {
             name: "github".into(),
-            readiness: "ready".into(),
+            readiness: "verified".into(),
             detail: "a token".into(),
         }],
         public_url: String::new(),

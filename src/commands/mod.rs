@@ -7,6 +7,8 @@ pub mod context;
 pub mod harden;
 pub mod jobs;
 pub mod logging;
+pub mod output;
 pub mod preflight;
 pub mod replay;
 pub mod serve;
+pub mod verify;

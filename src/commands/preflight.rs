@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use secrecy::ExposeSecret;
+use secrecy::{ExposeSecret, SecretString};
 
-use crate::config::{LogFormat, ServiceConfig};
+use crate::config::{LogFormat, ServiceConfig, placeholders};
 use crate::forge::github_api::{APP_CANNOT_FORK, GitHubClient};
 use crate::forge::gitlab_api::GitLabClient;
 use crate::forge::{Forge, PushTo};
@@ -31,6 +31,10 @@ pub struct Parts {
 pub fn build_parts(config: &ServiceConfig) -> Result<Parts, String> {
     let settings = worker_settings(config)?;
     check_push_target(config)?;
+    listen_addresses(&config.server.listen)?;
+    if let Some(why) = placeholders::weak_admin_token(config.server.admin_token.expose_secret()) {
+        return Err(why);
+    }
     let door = door_settings(config)?;
     let (github, gitlab) = forge_clients(config)?;
     let identity = Identity::new(&config.git.author_name, &config.git.author_email)
@@ -49,6 +53,25 @@ pub fn build_parts(config: &ServiceConfig) -> Result<Parts, String> {
         workdir,
         door,
     })
+}
+
+/// The addresses `server.listen` names (an IP address or a host name, with a port), as `serve`
+/// binds them, or one line saying why it names none.
+pub fn listen_addresses(listen: &str) -> Result<Vec<std::net::SocketAddr>, String> {
+    use std::net::ToSocketAddrs;
+    let addresses: Vec<_> = listen
+        .to_socket_addrs()
+        .map_err(|err| {
+            format!(
+                "server.listen: cannot listen on {listen:?}: {err} (expected an address and a \
+                 port, e.g. 127.0.0.1:8080 or [::1]:8080)"
+            )
+        })?
+        .collect();
+    if addresses.is_empty() {
+        return Err(format!("server.listen: {listen:?} names no address"));
+    }
+    Ok(addresses)
 }
 
 /// The webhook server's connection deadlines and cap; none may be 0 (a door that never opens,
@@ -183,8 +206,10 @@ fn check_writable(dir: &Path) -> Result<(), String> {
 /// How far one part of the bot is set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Readiness {
-    /// Configured and working.
-    Ready,
+    /// Configured and seen to work: checked here, or answered by its service.
+    Verified,
+    /// Configured, but its service has not been asked (or did not answer).
+    Configured,
     /// Not configured; the bot runs without it.
     Missing,
     /// Configured, but it cannot work as it is.
@@ -194,7 +219,8 @@ pub enum Readiness {
 impl Readiness {
     pub fn as_str(self) -> &'static str {
         match self {
-            Readiness::Ready => "ready",
+            Readiness::Verified => "verified",
+            Readiness::Configured => "configured, not verified",
             Readiness::Missing => "missing",
             Readiness::Broken => "broken",
         }
@@ -210,7 +236,7 @@ pub struct Part {
 }
 
 impl Part {
-    fn new(name: &'static str, readiness: Readiness, detail: impl Into<String>) -> Part {
+    pub(super) fn new(name: &'static str, readiness: Readiness, detail: impl Into<String>) -> Part {
         Part {
             name,
             readiness,
@@ -219,12 +245,20 @@ impl Part {
     }
 }
 
-/// What is configured and what is missing, part by part; `sandbox` is the result of trying it.
+/// The parts whose service is asked by [`super::verify`]: until then they are at most configured.
+pub const DATABASE: &str = "database";
+pub const GITHUB: &str = "github";
+pub const GITLAB: &str = "gitlab";
+pub const LLM: &str = "llm";
+pub const PUBLIC_URL: &str = "public URL";
+
+/// What is configured and what is missing, part by part, from the configuration alone (nothing
+/// is asked over the network); `sandbox` is the result of trying it.
 pub fn setup_report(config: &ServiceConfig, sandbox: &Result<String, String>) -> Vec<Part> {
     let mut parts = vec![
         Part::new(
             "data directory",
-            Readiness::Ready,
+            Readiness::Verified,
             format!("{} ({})", config.workdir, config.workdir_origin),
         ),
         database_part(config),
@@ -235,7 +269,7 @@ pub fn setup_report(config: &ServiceConfig, sandbox: &Result<String, String>) ->
         match sandbox {
             Ok(line) => Part::new(
                 "sandbox",
-                Readiness::Ready,
+                Readiness::Verified,
                 line.trim_start_matches("sandbox: "),
             ),
             Err(line) => Part::new(
@@ -244,34 +278,65 @@ pub fn setup_report(config: &ServiceConfig, sandbox: &Result<String, String>) ->
                 line.trim_start_matches("sandbox: "),
             ),
         },
+        public_url_part(config),
+        admin_part(config),
     ];
-    let admin = if config.server.admin_token.expose_secret().is_empty() {
-        Part::new(
-            "admin pages",
-            Readiness::Missing,
-            "no server.admin_token: the setup and jobs pages answer on loopback only",
-        )
-    } else {
-        Part::new(
-            "admin pages",
-            Readiness::Ready,
-            "server.admin_token is set: the pages ask for it as a bearer token",
-        )
-    };
-    parts.push(admin);
     let format = match config.log.format {
         LogFormat::Text => "text",
         LogFormat::Json => "json",
     };
     parts.push(Part::new(
         "logs",
-        Readiness::Ready,
+        Readiness::Verified,
         format!(
             "{format}, level {} (RUST_LOG wins when set)",
             config.log.level
         ),
     ));
     parts
+}
+
+fn admin_part(config: &ServiceConfig) -> Part {
+    let token = config.server.admin_token.expose_secret();
+    if token.is_empty() {
+        return Part::new(
+            "admin pages",
+            Readiness::Missing,
+            "no server.admin_token: the setup and jobs pages answer on loopback only",
+        );
+    }
+    match placeholders::weak_admin_token(token) {
+        Some(why) => Part::new("admin pages", Readiness::Broken, why),
+        None => Part::new(
+            "admin pages",
+            Readiness::Verified,
+            "server.admin_token is set: the pages ask for it as a bearer token",
+        ),
+    }
+}
+
+fn public_url_part(config: &ServiceConfig) -> Part {
+    let url = config.server.public_url.trim();
+    if url.is_empty() {
+        return Part::new(
+            PUBLIC_URL,
+            Readiness::Missing,
+            "no server.public_url: the GitHub App's webhook address is taken from the browser's; \
+             set it to have the address checked",
+        );
+    }
+    match reqwest::Url::parse(url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => Part::new(
+            PUBLIC_URL,
+            Readiness::Configured,
+            format!("{url}: the forges deliver webhooks to {url}/webhooks/…"),
+        ),
+        _ => Part::new(
+            PUBLIC_URL,
+            Readiness::Broken,
+            format!("server.public_url {url:?} is not an http(s) address"),
+        ),
+    }
 }
 
 fn database_part(config: &ServiceConfig) -> Part {
@@ -282,16 +347,20 @@ fn database_part(config: &ServiceConfig) -> Part {
     } else {
         "SQLite: one process only"
     };
-    Part::new("database", Readiness::Ready, format!("{shown} ({kind})"))
+    Part::new(DATABASE, Readiness::Configured, format!("{shown} ({kind})"))
+}
+
+/// The first placeholder among `secrets` (named by their keys), said without its value.
+fn placeholder_among(secrets: &[(&str, &SecretString)]) -> Option<String> {
+    secrets
+        .iter()
+        .find(|(_, secret)| placeholders::is_placeholder(secret.expose_secret()))
+        .map(|(key, _)| format!("{key} is a placeholder from an example, not a secret"))
 }
 
 fn github_part(config: &ServiceConfig) -> Part {
     let github = &config.github;
-    let secret = if github.all_webhook_secrets().is_empty() {
-        "no webhook secret: every delivery is refused"
-    } else {
-        "webhook secret set"
-    };
+    let secrets = github.all_webhook_secrets();
     let credentials = if github.app_id != 0 {
         match &config.github_app_origin {
             Some(file) => format!(
@@ -305,44 +374,70 @@ fn github_part(config: &ServiceConfig) -> Part {
         "a token".to_owned()
     } else {
         return Part::new(
-            "github",
+            GITHUB,
             Readiness::Missing,
             "not configured: create a GitHub App on the setup page, or set AUTOFIX__GITHUB__TOKEN and AUTOFIX__GITHUB__WEBHOOK_SECRET",
         );
     };
-    let readiness = if github.all_webhook_secrets().is_empty() {
-        Readiness::Broken
-    } else {
-        Readiness::Ready
-    };
+    let detail = format!("{credentials} at {}", github.api_url);
+    let mut named: Vec<(&str, &SecretString)> = vec![("github.token", &github.token)];
+    named.extend(
+        secrets
+            .iter()
+            .map(|secret| ("a github webhook secret", secret)),
+    );
+    if let Some(why) = placeholder_among(&named) {
+        return Part::new(GITHUB, Readiness::Broken, format!("{detail}; {why}"));
+    }
+    if secrets.is_empty() {
+        return Part::new(
+            GITHUB,
+            Readiness::Broken,
+            format!(
+                "{detail}; no webhook secret: every delivery is refused (set AUTOFIX__GITHUB__WEBHOOK_SECRET)"
+            ),
+        );
+    }
     Part::new(
-        "github",
-        readiness,
-        format!("{credentials} at {}; {secret}", github.api_url),
+        GITHUB,
+        Readiness::Configured,
+        format!("{detail}; webhook secret set"),
     )
 }
 
 fn gitlab_part(config: &ServiceConfig) -> Part {
     let gitlab = &config.gitlab;
+    let secrets = gitlab.all_webhook_secrets();
     let token = !gitlab.token.expose_secret().is_empty();
-    let secret = !gitlab.all_webhook_secrets().is_empty();
-    match (token, secret) {
-        (false, false) => Part::new(
-            "gitlab",
+    if !token && secrets.is_empty() {
+        return Part::new(
+            GITLAB,
             Readiness::Missing,
             "not configured: set AUTOFIX__GITLAB__TOKEN (api scope) and AUTOFIX__GITLAB__WEBHOOK_SECRET",
-        ),
-        (true, false) => Part::new(
-            "gitlab",
+        );
+    }
+    let detail = format!("a token at {}", gitlab.api_url);
+    let mut named: Vec<(&str, &SecretString)> = vec![("gitlab.token", &gitlab.token)];
+    named.extend(
+        secrets
+            .iter()
+            .map(|secret| ("a gitlab webhook secret", secret)),
+    );
+    if let Some(why) = placeholder_among(&named) {
+        return Part::new(GITLAB, Readiness::Broken, format!("{detail}; {why}"));
+    }
+    if secrets.is_empty() {
+        return Part::new(
+            GITLAB,
             Readiness::Broken,
             "a token but no webhook secret: every delivery is refused (set AUTOFIX__GITLAB__WEBHOOK_SECRET)",
-        ),
-        (_, _) => Part::new(
-            "gitlab",
-            Readiness::Ready,
-            format!("a token at {}; webhook secret set", gitlab.api_url),
-        ),
+        );
     }
+    Part::new(
+        GITLAB,
+        Readiness::Configured,
+        format!("{detail}; webhook secret set"),
+    )
 }
 
 /// Where the bot's branches go, and so what the repositories' CI runs them with.
@@ -350,7 +445,7 @@ fn push_target_part(config: &ServiceConfig) -> Part {
     match config.forge.push_to {
         PushTo::Base => Part::new(
             "push target",
-            Readiness::Ready,
+            Readiness::Verified,
             "base: the bot's branches are pushed to the repository itself, where its \
              pull_request workflows (GitHub) and branch and merge request pipelines (GitLab) run \
              them with the repository's secrets unless those require approval",
@@ -362,7 +457,7 @@ fn push_target_part(config: &ServiceConfig) -> Part {
         ),
         PushTo::Fork => Part::new(
             "push target",
-            Readiness::Ready,
+            Readiness::Verified,
             "fork: a fork owned by the bot's user (made once, then reused) holds the bot's \
              branches; the repository's CI runs their pull and merge requests without its secrets",
         ),
@@ -371,16 +466,28 @@ fn push_target_part(config: &ServiceConfig) -> Part {
 
 fn llm_part(config: &ServiceConfig) -> Part {
     let llm = &config.llm;
-    let key = if llm.api_key.expose_secret().is_empty() {
-        "no api key (fine for a local model server, not for a hosted vendor)"
+    let key = llm.api_key.expose_secret();
+    let what = format!("{} {} at {}", llm.provider, llm.model, llm.base_url);
+    if key.is_empty() && crate::llm::is_hosted_vendor(&llm.base_url) {
+        return Part::new(
+            LLM,
+            Readiness::Broken,
+            format!("{what}: a hosted vendor needs an api key (set AUTOFIX__LLM__API_KEY)"),
+        );
+    }
+    if placeholders::is_placeholder(key) {
+        return Part::new(
+            LLM,
+            Readiness::Broken,
+            format!("{what}: llm.api_key is a placeholder from an example, not a key"),
+        );
+    }
+    let key = if key.is_empty() {
+        "no api key: a local model server"
     } else {
         "api key set"
     };
-    Part::new(
-        "llm",
-        Readiness::Ready,
-        format!("{} {} at {} ({key})", llm.provider, llm.model, llm.base_url),
-    )
+    Part::new(LLM, Readiness::Configured, format!("{what} ({key})"))
 }
 
 #[cfg(test)]
@@ -406,7 +513,7 @@ mod tests {
         };
         assert_eq!(state("github"), Readiness::Missing);
         assert_eq!(state("gitlab"), Readiness::Missing);
-        assert_eq!(state("sandbox"), Readiness::Ready);
+        assert_eq!(state("sandbox"), Readiness::Verified);
         assert_eq!(state("admin pages"), Readiness::Missing);
         assert!(
             build_parts(&config).is_ok(),

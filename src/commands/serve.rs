@@ -8,10 +8,11 @@ use secrecy::ExposeSecret;
 use tokio::sync::{Notify, watch};
 
 use super::preflight::{self, Parts};
+use super::verify::{self, Services};
 use crate::config::ServiceConfig;
 use crate::llm::metered::Metered;
 use crate::redact::Redactor;
-use crate::server::pages::{self, ForgeLinks, PagesState, SetupFacts, SetupPart};
+use crate::server::pages::{self, ForgeLinks, PagesState, PartsCheck, SetupFacts, SetupPart};
 use crate::server::{self, Metrics, ServerState};
 use crate::store::Store;
 use crate::telemetry::Telemetry;
@@ -43,14 +44,7 @@ pub fn pages_state(
     store: Store,
     sandbox: &Result<String, String>,
 ) -> PagesState {
-    let parts = preflight::setup_report(config, sandbox)
-        .into_iter()
-        .map(|part| SetupPart {
-            name: part.name.to_owned(),
-            readiness: part.readiness.as_str().to_owned(),
-            detail: part.detail,
-        })
-        .collect();
+    let parts = setup_parts(preflight::setup_report(config, sandbox));
     let github = &config.github;
     let setup = SetupFacts {
         parts,
@@ -72,6 +66,43 @@ pub fn pages_state(
             .to_owned(),
     };
     PagesState::new(store, config.server.admin_token.clone(), setup, links)
+}
+
+/// The setup page's question to the services: the configuration's parts, each configured one
+/// asked of its service (see [`verify`]).
+fn parts_check(report: Vec<preflight::Part>, services: Arc<Services>) -> PartsCheck {
+    Arc::new(move || {
+        let report = report.clone();
+        let services = services.clone();
+        Box::pin(async move { setup_parts(verify::verify(report, &services).await) })
+    })
+}
+
+fn setup_parts(report: Vec<preflight::Part>) -> Vec<SetupPart> {
+    report
+        .into_iter()
+        .map(|part| SetupPart {
+            name: part.name.to_owned(),
+            readiness: part.readiness.as_str().to_owned(),
+            detail: part.detail,
+        })
+        .collect()
+}
+
+/// Logs what each service said at the start: a broken part as an error, one not verified as a
+/// warning; the answers then stay on the setup page for a minute.
+async fn log_verification(pages: Arc<PagesState>) {
+    let (parts, _) = pages.checked_parts(true).await;
+    for part in parts {
+        let (name, readiness, detail) = (&part.name, &part.readiness, &part.detail);
+        match readiness.as_str() {
+            "broken" => tracing::error!(part = %name, %detail, "setup: broken"),
+            "verified" | "missing" => {
+                tracing::info!(part = %name, %readiness, %detail, "setup")
+            }
+            _ => tracing::warn!(part = %name, %readiness, %detail, "setup: not verified"),
+        }
+    }
 }
 
 /// Stops the workers: nothing more is claimed, running jobs stop at their next stage boundary
@@ -139,8 +170,17 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     let wake = Arc::new(Notify::new());
     // One registry for the ingress, the workers and the LLM client, shown at `/metrics`.
     let telemetry = Arc::new(Telemetry::new());
+    let llm: Arc<dyn crate::llm::LlmProvider> = Arc::from(llm);
+    let services = Arc::new(Services {
+        github: github.clone(),
+        gitlab: gitlab.clone(),
+        llm: llm.clone(),
+        database_url: config.database_url(),
+        public_url: config.server.public_url.clone(),
+        hosted_llm: crate::llm::is_hosted_vendor(&config.llm.base_url),
+    });
     let llm = Metered::new(
-        Arc::from(llm),
+        llm,
         &config.llm.provider.to_string(),
         &config.llm.model,
         telemetry.clone(),
@@ -162,16 +202,14 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     if let Err(line) = &sandbox {
         tracing::error!("{line}: every job will fail with SANDBOX_UNAVAILABLE until it works");
     }
-    let pages = pages_state(&config, store.clone(), &sandbox);
+    let pages = pages_state(&config, store.clone(), &sandbox).with_checks(parts_check(
+        preflight::setup_report(&config, &sandbox),
+        services,
+    ));
     if state.github_secrets.is_empty() && state.gitlab_secrets.is_empty() {
         tracing::warn!(
             "no forge is configured yet: open http://{address}/ to set autofix up \
              (every webhook delivery is refused until then)"
-        );
-    }
-    if config.llm.api_key.expose_secret().is_empty() {
-        tracing::info!(
-            "llm.api_key is empty: fine for local model servers, not for hosted vendors"
         );
     }
     let context = Arc::new(
@@ -189,8 +227,16 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     );
     let (stop_workers, stop) = watch::channel(false);
     let pool = tokio::spawn(worker::run_pool(context.clone(), wake, stop));
-    tracing::info!(%address, "autofix serve: listening for webhooks");
-    let routes = server::router(state).merge(pages::router(pages));
+    tracing::info!(
+        %address,
+        data_directory = %config.workdir,
+        database = %crate::config::without_password(&config.database_url()),
+        "autofix serve: listening for webhooks"
+    );
+    let pages = Arc::new(pages);
+    // Never in the way of the start: the services are asked while the server already listens.
+    tokio::spawn(log_verification(pages.clone()));
+    let routes = server::router(state).merge(pages::router_shared(pages));
     let served =
         server::serve_with(listener, routes, door, metrics, server::shutdown_signal()).await;
     drain(

@@ -3,6 +3,7 @@
 
 pub mod data_dir;
 mod layers;
+pub mod placeholders;
 pub mod repo;
 
 use std::path::{Path, PathBuf};
@@ -53,6 +54,7 @@ pub struct ServiceConfig {
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LogSection {
+    #[serde(deserialize_with = "one_of")]
     pub format: LogFormat,
     pub level: String,
 }
@@ -91,6 +93,7 @@ pub struct DatabaseSection {
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ForgeSection {
+    #[serde(deserialize_with = "one_of")]
     pub push_to: PushTo,
 }
 
@@ -164,6 +167,7 @@ pub struct PipelineSection {
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlmSection {
+    #[serde(deserialize_with = "one_of")]
     pub provider: ProviderKind,
     pub base_url: String,
     pub model: String,
@@ -184,6 +188,7 @@ pub struct LlmSection {
 pub struct ExecSection {
     pub default_timeout_secs: u64,
     pub output_limit_bytes: usize,
+    #[serde(deserialize_with = "one_of")]
     pub sandbox: SandboxMode,
     pub bwrap: String,
     pub toolchain_paths: Vec<String>,
@@ -367,6 +372,24 @@ impl ServiceConfig {
             max_backoff: Duration::from_secs(llm.max_backoff_secs),
         }
     }
+}
+
+/// An enumeration's value read as text, then matched by serde, so that a wrong one is refused
+/// with the valid values listed (the `config` crate's own enum reading names a Rust type).
+fn one_of<'de, D, T>(value: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    use serde::de::Error;
+    use serde::de::value::{Error as ValueError, StrDeserializer};
+    let text = String::deserialize(value)?;
+    T::deserialize(StrDeserializer::<ValueError>::new(&text)).map_err(|err| {
+        D::Error::custom(
+            err.to_string()
+                .replacen("unknown variant", "unknown value", 1),
+        )
+    })
 }
 
 /// How a secret shows in the effective configuration: whether it is set, never its value.

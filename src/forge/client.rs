@@ -232,6 +232,14 @@ impl ForgeError {
     }
 }
 
+/// What a forge said of the bot's credentials when asked: who they act as and what they reach,
+/// and what stops them from doing the bot's work, if anything does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    pub facts: String,
+    pub problem: Option<String>,
+}
+
 /// How long a client waits on its own before giving a rate limit back to the caller as an error.
 pub const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
 
@@ -244,6 +252,11 @@ pub trait Forge: Send + Sync {
     /// The account the bot acts as (GitHub: the token's user or the App's `slug[bot]`), so its own
     /// labels and comments are recognised.
     async fn bot_user(&self) -> Result<ForgeUser, ForgeError>;
+
+    /// Asks the forge, now, what the credentials are (GitHub: the token's user, or the App and
+    /// where it is installed; GitLab: the token's user and scopes), for `config check --online`
+    /// and the setup page. A refused credential is an error in the forge's own words.
+    async fn verify_access(&self) -> Result<Access, ForgeError>;
 
     /// What `user` may do in `repo` (GitHub collaborator permission, GitLab member access level
     /// including inherited membership); `Permission::None` when not a member.

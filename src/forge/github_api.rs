@@ -21,9 +21,9 @@ pub use self::fork::APP_CANNOT_FORK;
 use self::transport::{Answer, Call, Credential, Repeat, Transport};
 use super::log_tail::{self, LogLimits, LogSource};
 use super::{
-    ChangeRequest, Comment, CommentId, FailedCheck, Forge, ForgeError, ForgeKind, ForgeUser,
-    ForkWait, GitCredentials, IssueInfo, IssueNumber, MAX_CHECK_LOG_BYTES, NewChangeRequest,
-    Opened, Permission, RepoRef, Thread,
+    Access, ChangeRequest, Comment, CommentId, FailedCheck, Forge, ForgeError, ForgeKind,
+    ForgeUser, ForkWait, GitCredentials, IssueInfo, IssueNumber, MAX_CHECK_LOG_BYTES,
+    NewChangeRequest, Opened, Permission, RepoRef, Thread,
 };
 use crate::config::GitHubSection;
 
@@ -471,6 +471,49 @@ impl Forge for GitHubClient {
             .get_or_try_init(|| self.fetch_bot_user())
             .await
             .cloned()
+    }
+
+    async fn verify_access(&self) -> Result<Access, ForgeError> {
+        let user = self.fetch_bot_user().await?;
+        let ClientAuth::App(app) = &self.auth else {
+            return Ok(Access {
+                facts: format!("the token acts as {}", user.login),
+                problem: None,
+            });
+        };
+        let action = "list the GitHub App's installations";
+        let installations: Vec<wire::AppInstallation> = self
+            .transport
+            .get_all_pages(
+                "/app/installations?per_page=100".into(),
+                &app.jwt()?,
+                action,
+            )
+            .await?;
+        let accounts: Vec<&str> = installations
+            .iter()
+            .map(|one| {
+                one.account
+                    .as_ref()
+                    .map_or("an enterprise", |a| a.login.as_str())
+            })
+            .collect();
+        let facts = match accounts.len() {
+            0 => format!(
+                "the App acts as {}; it is installed nowhere yet (install it on the repositories \
+                 it should serve)",
+                user.login
+            ),
+            count => format!(
+                "the App acts as {}; installed on {count} account(s): {}",
+                user.login,
+                accounts.join(", ")
+            ),
+        };
+        Ok(Access {
+            facts,
+            problem: None,
+        })
     }
 
     async fn permission(&self, repo: &RepoRef, user: &ForgeUser) -> Result<Permission, ForgeError> {

@@ -19,9 +19,9 @@ pub use transport::gitlab_message;
 
 use self::transport::{Reply, Transport};
 use super::{
-    ChangeRequest, Comment, CommentId, FailedCheck, Forge, ForgeError, ForgeKind, ForgeUser,
-    ForkWait, GitCredentials, IssueInfo, IssueNumber, NewChangeRequest, Opened, Permission,
-    RepoRef, Thread,
+    Access, ChangeRequest, Comment, CommentId, FailedCheck, Forge, ForgeError, ForgeKind,
+    ForgeUser, ForkWait, GitCredentials, IssueInfo, IssueNumber, NewChangeRequest, Opened,
+    Permission, RepoRef, Thread,
 };
 use crate::config::GitLabSection;
 
@@ -316,6 +316,49 @@ impl Forge for GitLabClient {
         let action = "read the token's own user";
         let reply = self.get(self.endpoint(&["user"]), action).await?;
         json::user(&reply.body).map_err(invalid(action))
+    }
+
+    /// The token's user, then its scopes (`GET /personal_access_tokens/self`, GitLab 15.5 and
+    /// later, also for project and group tokens): the bot needs `api`.
+    async fn verify_access(&self) -> Result<Access, ForgeError> {
+        let user = self.bot_user().await?;
+        let action = "read the token's scopes";
+        let url = self.endpoint(&["personal_access_tokens", "self"]);
+        let scopes: Vec<String> = match self.get(url, action).await {
+            Ok(reply) => reply.body["scopes"]
+                .as_array()
+                .map(|scopes| {
+                    scopes
+                        .iter()
+                        .filter_map(|scope| scope.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            // An older GitLab, or a token of another kind: the scopes stay unknown.
+            Err(ForgeError::NotFound { .. }) => {
+                return Ok(Access {
+                    facts: format!(
+                        "the token acts as {} (GitLab does not say its scopes)",
+                        user.login
+                    ),
+                    problem: None,
+                });
+            }
+            Err(err) => return Err(err),
+        };
+        let facts = format!(
+            "the token acts as {}, with scopes {}",
+            user.login,
+            scopes.join(", ")
+        );
+        let problem = (!scopes.iter().any(|scope| scope == "api")).then(|| {
+            format!(
+                "the token lacks the `api` scope the bot needs to comment, label and open merge \
+                 requests (it has: {})",
+                scopes.join(", ")
+            )
+        });
+        Ok(Access { facts, problem })
     }
 
     async fn permission(&self, repo: &RepoRef, user: &ForgeUser) -> Result<Permission, ForgeError> {

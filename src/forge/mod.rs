@@ -16,8 +16,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use client::{
-    ChangeRequest, Comment, CommentId, FailedCheck, Forge, ForgeError, GitCredentials, IssueInfo,
-    MAX_CHECK_LOG_BYTES, NewChangeRequest, Opened, Permission,
+    Access, ChangeRequest, Comment, CommentId, FailedCheck, Forge, ForgeError, GitCredentials,
+    IssueInfo, MAX_CHECK_LOG_BYTES, NewChangeRequest, Opened, Permission,
 };
 pub use conversation::{Command, Remark, Said, Thread};
 pub use fork::{BranchHome, ForkWait, PushTo};

@@ -146,6 +146,15 @@ impl Vendor for Anthropic {
         })
     }
 
+    /// `GET /v1/models`: `{"data": [{"type": "model", "id": "claude-…", …}], "has_more": …}`.
+    fn models_segments(&self) -> Vec<String> {
+        vec!["v1".into(), "models".into()]
+    }
+
+    fn model_names(&self, body: &Value) -> Option<Vec<String>> {
+        super::http::ids_of(body.get("data")?)
+    }
+
     fn error_details(&self, body: &Value) -> ErrorDetails {
         let error = &body["error"];
         let message = common_error_message(body).map(|message| {

@@ -172,6 +172,23 @@ impl Vendor for Gemini {
         })
     }
 
+    /// `GET /v1beta/models`: `{"models": [{"name": "models/gemini-2.5-flash", …}]}`; requests
+    /// name a model without the `models/` prefix.
+    fn models_segments(&self) -> Vec<String> {
+        vec!["v1beta".into(), "models".into()]
+    }
+
+    fn model_names(&self, body: &Value) -> Option<Vec<String>> {
+        body.get("models")?
+            .as_array()?
+            .iter()
+            .map(|model| {
+                let name = model.get("name")?.as_str()?;
+                Some(name.strip_prefix("models/").unwrap_or(name).to_owned())
+            })
+            .collect()
+    }
+
     fn error_details(&self, body: &Value) -> ErrorDetails {
         let error = &body["error"];
         let message = match (error["status"].as_str(), error["message"].as_str()) {

@@ -52,6 +52,11 @@ pub(crate) trait Vendor: Send + Sync + 'static {
     fn read_reply(&self, reply: Self::Reply) -> Result<ReadReply, ReplyProblem>;
     /// What an error body says, in the vendor's own error format.
     fn error_details(&self, body: &Value) -> ErrorDetails;
+    /// Path segments of the vendor's model listing, appended to the base URL.
+    fn models_segments(&self) -> Vec<String>;
+    /// The model names a listing's body holds, as a request names them; `None` when the body
+    /// is not a listing.
+    fn model_names(&self, body: &Value) -> Option<Vec<String>>;
 }
 
 /// A success body turned into text and accounting; `raw_json` is added by the caller.
@@ -106,10 +111,20 @@ pub(crate) fn common_error_message(body: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The `id` of every entry of a listing's `data` array (OpenAI's and Anthropic's shape).
+pub(crate) fn ids_of(data: &Value) -> Option<Vec<String>> {
+    data.as_array()?
+        .iter()
+        .map(|entry| entry.get("id")?.as_str().map(str::to_owned))
+        .collect()
+}
+
 pub(crate) struct HttpProvider<V> {
     vendor: V,
     client: reqwest::Client,
     endpoint: Url,
+    /// Where the vendor lists the models the key may use.
+    models_endpoint: Url,
     model: String,
     api_key: SecretString,
     request_timeout: Duration,
@@ -130,6 +145,7 @@ impl<V: Vendor> HttpProvider<V> {
         let base = parse_base_url(&config.base_url)?;
         let segments = vendor.endpoint_segments(&model);
         let endpoint = join_path(&base, &segments);
+        let models_endpoint = join_path(&base, &vendor.models_segments());
         let client = reqwest::Client::builder()
             .timeout(config.request_timeout)
             .pool_idle_timeout(IDLE_CONNECTION_LIFETIME)
@@ -145,6 +161,7 @@ impl<V: Vendor> HttpProvider<V> {
             vendor,
             client,
             endpoint,
+            models_endpoint,
             model,
             api_key: config.api_key,
             request_timeout: config.request_timeout,
@@ -339,14 +356,55 @@ impl<V: Vendor> HttpProvider<V> {
 
     /// Never includes headers; the URL is shown without any user-info it may carry.
     fn transport_error(&self, err: reqwest::Error) -> LlmError {
+        self.transport_error_at("POST", &self.endpoint, err)
+    }
+
+    fn transport_error_at(&self, method: &str, url: &Url, err: reqwest::Error) -> LlmError {
         if err.is_timeout() {
             return LlmError::Timeout(self.request_timeout);
         }
         LlmError::Transport(format!(
-            "POST {}: {}",
-            displayable(&self.endpoint),
+            "{method} {}: {}",
+            displayable(url),
             error_chain(&err.without_url())
         ))
+    }
+
+    /// One GET of the vendor's model listing, without retries: what the key may use, or the
+    /// vendor's own words on why not.
+    async fn list_models(&self) -> Result<Vec<String>, LlmError> {
+        let headers = if self.api_key.expose_secret().is_empty() {
+            HeaderMap::new()
+        } else {
+            self.vendor.auth_headers(&self.api_key)?
+        };
+        let url = &self.models_endpoint;
+        let at = |err| self.transport_error_at("GET", url, err);
+        let response = self
+            .client
+            .get(url.clone())
+            .headers(headers)
+            .send()
+            .await
+            .map_err(at)?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.map_err(at)?;
+        let raw_body = String::from_utf8_lossy(&bytes).into_owned();
+        if !status.is_success() {
+            return Err(self.read_failure(status, &headers, raw_body).error);
+        }
+        serde_json::from_str::<Value>(&raw_body)
+            .ok()
+            .and_then(|body| self.vendor.model_names(&body))
+            .ok_or_else(|| LlmError::InvalidResponse {
+                message: format!(
+                    "GET {} is not a model listing: {}",
+                    displayable(url),
+                    snippet(&raw_body)
+                ),
+                raw_body,
+            })
     }
 }
 
@@ -354,6 +412,14 @@ impl<V: Vendor> HttpProvider<V> {
 impl<V: Vendor> LlmProvider for HttpProvider<V> {
     fn describe(&self) -> String {
         format!("{} {}", V::KIND, self.model)
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    async fn models(&self) -> Result<Vec<String>, LlmError> {
+        self.list_models().await
     }
 
     /// With a schema, a request the server refuses (HTTP 400 or 422, or a 5xx that says it does

@@ -39,6 +39,14 @@ impl LlmProvider for Metered {
         self.inner.describe()
     }
 
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+
+    async fn models(&self) -> Result<Vec<String>, LlmError> {
+        self.inner.models().await
+    }
+
     async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
         let started = Instant::now();
         let result = self.inner.complete(request).await;
@@ -69,6 +77,12 @@ mod tests {
     impl LlmProvider for Answers {
         fn describe(&self) -> String {
             "test answers".into()
+        }
+        fn model(&self) -> &str {
+            "test"
+        }
+        async fn models(&self) -> Result<Vec<String>, LlmError> {
+            Ok(vec!["test".into()])
         }
         async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
             if request.prompt == "fail" {

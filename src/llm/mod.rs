@@ -184,6 +184,11 @@ pub trait LlmProvider: Send + Sync {
     fn describe(&self) -> String;
     /// One completion, with the provider's own retries already spent.
     async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError>;
+    /// The model requests name.
+    fn model(&self) -> &str;
+    /// The models the vendor says this key may use (one request, no retries): how
+    /// `config check --online` verifies the key and the model without spending tokens.
+    async fn models(&self) -> Result<Vec<String>, LlmError>;
 }
 
 impl std::fmt::Display for ProviderKind {
@@ -205,5 +210,61 @@ pub fn provider(config: ProviderConfig) -> Result<Box<dyn LlmProvider>, LlmError
         ProviderKind::Gemini => http::HttpProvider::boxed(gemini::Gemini, config),
         ProviderKind::Openai => http::HttpProvider::boxed(openai::OpenAi, config),
         ProviderKind::Anthropic => http::HttpProvider::boxed(anthropic::Anthropic, config),
+    }
+}
+
+/// Hosts of vendors whose API always needs a key (a local or self-hosted server may not).
+const HOSTED_VENDOR_HOSTS: [&str; 11] = [
+    "api.openai.com",
+    "api.anthropic.com",
+    "generativelanguage.googleapis.com",
+    "openai.azure.com",
+    "api.mistral.ai",
+    "api.groq.com",
+    "openrouter.ai",
+    "api.together.xyz",
+    "api.deepseek.com",
+    "api.x.ai",
+    "api.fireworks.ai",
+];
+
+/// Whether `base_url` is a hosted vendor's API (or a subdomain of one), which refuses every
+/// request without an API key.
+pub fn is_hosted_vendor(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url.trim()) else {
+        return false;
+    };
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let host = host.to_ascii_lowercase();
+    HOSTED_VENDOR_HOSTS
+        .iter()
+        .any(|vendor| host == *vendor || host.ends_with(&format!(".{vendor}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosted_vendors_are_told_from_local_and_self_hosted_servers() {
+        for hosted in [
+            "https://api.openai.com/v1",
+            "https://API.Anthropic.com",
+            "https://generativelanguage.googleapis.com",
+            "https://my-resource.openai.azure.com/openai/v1",
+        ] {
+            assert!(is_hosted_vendor(hosted), "{hosted}");
+        }
+        for local in [
+            "http://127.0.0.1:8000/v1",
+            "http://localhost:11434/v1",
+            "https://llm.internal.example.com/v1",
+            "https://api.openai.com.attacker.net/v1",
+            "not a url",
+        ] {
+            assert!(!is_hosted_vendor(local), "{local}");
+        }
     }
 }

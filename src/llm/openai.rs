@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::http::{
-    ErrorDetails, ReadReply, ReplyProblem, Vendor, common_error_message, secret_header,
+    ErrorDetails, ReadReply, ReplyProblem, Vendor, common_error_message, ids_of, secret_header,
 };
 use super::{LlmError, LlmRequest, ProviderKind, SchemaForm, TokenUsage};
 
@@ -120,6 +120,16 @@ impl Vendor for OpenAi {
             model: reply.model,
             finish_reason,
         })
+    }
+
+    /// `GET /v1/models`: `{"object": "list", "data": [{"id": "gpt-4.1", …}]}` (also llama.cpp,
+    /// Ollama, vLLM).
+    fn models_segments(&self) -> Vec<String> {
+        vec!["models".into()]
+    }
+
+    fn model_names(&self, body: &Value) -> Option<Vec<String>> {
+        ids_of(body.get("data")?)
     }
 
     fn error_details(&self, body: &Value) -> ErrorDetails {

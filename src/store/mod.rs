@@ -70,6 +70,20 @@ pub enum StoreError {
     BatchFailed(String),
 }
 
+impl StoreError {
+    /// Whether the database could not be reached at all (refused, timed out, no route), rather
+    /// than answering with an error of its own (a refused password, a missing database).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Database {
+                source: sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::Tls(_),
+                ..
+            }
+        )
+    }
+}
+
 pub(crate) fn db(context: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
     move |source| StoreError::Database { context, source }
 }
@@ -327,6 +341,49 @@ impl Store {
     /// operator command must not make an empty store at a mistyped path.
     pub async fn open_existing(url: &str) -> Result<Store, StoreError> {
         Self::open_url(url, false).await
+    }
+
+    /// Asks the database at `url` one question without changing it (no migration, no file
+    /// created): what it is, for `config check --online` and the setup page.
+    pub async fn probe(url: &str) -> Result<String, StoreError> {
+        use sqlx::Connection;
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let mut connection =
+                tokio::time::timeout(ACQUIRE_TIMEOUT, sqlx::postgres::PgConnection::connect(url))
+                    .await
+                    .map_err(|_| db("could not connect to PostgreSQL")(sqlx::Error::PoolTimedOut))?
+                    .map_err(db("could not connect to PostgreSQL"))?;
+            let (version,): (String,) = sqlx::query_as("SHOW server_version")
+                .fetch_one(&mut connection)
+                .await
+                .map_err(db("did not answer a query"))?;
+            let _ = connection.close().await;
+            return Ok(format!("PostgreSQL {version} answers"));
+        }
+        let options = if url.starts_with("sqlite:") {
+            SqliteConnectOptions::from_str(url).map_err(db("URL is invalid"))?
+        } else if let Some((scheme, _)) = url.split_once("://") {
+            return Err(StoreError::UnsupportedUrl {
+                scheme: scheme.to_owned(),
+            });
+        } else {
+            SqliteConnectOptions::new().filename(url)
+        };
+        if !options.get_filename().exists() {
+            return Err(StoreError::NoSqliteFile(
+                options.get_filename().to_path_buf(),
+            ));
+        }
+        let mut connection = sqlx::sqlite::SqliteConnection::connect_with(&options.read_only(true))
+            .await
+            .map_err(db("could not open the SQLite file"))?;
+        let (tables,): (i64,) =
+            sqlx::query_as("SELECT count(*) FROM sqlite_master WHERE type = 'table'")
+                .fetch_one(&mut connection)
+                .await
+                .map_err(db("did not answer a query"))?;
+        let _ = connection.close().await;
+        Ok(format!("the SQLite file opens ({tables} tables)"))
     }
 
     async fn open_url(url: &str, create: bool) -> Result<Store, StoreError> {

@@ -927,6 +927,7 @@ fn take_fault(state: &Shared, method: &Method, path: &str) -> Option<Reply> {
 enum Route {
     User,
     App,
+    AppInstallations,
     AccessTokens {
         installation: u64,
     },
@@ -996,7 +997,10 @@ impl Route {
     fn needs_app_jwt(&self) -> bool {
         matches!(
             self,
-            Route::App | Route::AccessTokens { .. } | Route::Installation { .. }
+            Route::App
+                | Route::AppInstallations
+                | Route::AccessTokens { .. }
+                | Route::Installation { .. }
         )
     }
 }
@@ -1028,6 +1032,7 @@ fn parse_route(state: &State, method: &Method, path: &str) -> Option<Route> {
     let route = match (method.as_str(), parts.as_slice()) {
         ("GET", ["user"]) => Route::User,
         ("GET", ["app"]) => Route::App,
+        ("GET", ["app", "installations"]) => Route::AppInstallations,
         ("POST", ["app", "installations", id, "access_tokens"]) => Route::AccessTokens {
             installation: number(id)?,
         },
@@ -1245,6 +1250,39 @@ fn serve_app_route(state: &mut State, route: Route) -> Reply {
                 "events": ["issues"],
             }),
         ),
+        // "List installations for the authenticated app", in the docs' example shape: one
+        // installation, on the account that owns the fake's repositories.
+        Route::AppInstallations => {
+            let owner = state
+                .repos
+                .keys()
+                .next()
+                .and_then(|name| name.split('/').next())
+                .unwrap_or("octo-org")
+                .to_owned();
+            Reply::json(
+                200,
+                json!([{
+                    "id": INSTALLATION_ID,
+                    "account": {"login": owner, "id": 1, "type": "Organization", "site_admin": false},
+                    "access_tokens_url": format!("{}/app/installations/{INSTALLATION_ID}/access_tokens", state.api_url()),
+                    "repositories_url": format!("{}/installation/repositories", state.api_url()),
+                    "html_url": format!("{}/organizations/{owner}/settings/installations/{INSTALLATION_ID}", state.base_url),
+                    "app_id": app.id,
+                    "app_slug": app.slug,
+                    "target_id": 1,
+                    "target_type": "Organization",
+                    "permissions": {"issues": "write", "contents": "write", "pull_requests": "write"},
+                    "events": ["issues"],
+                    "repository_selection": "all",
+                    "created_at": timestamp(Utc::now()),
+                    "updated_at": timestamp(Utc::now()),
+                    "single_file_name": null,
+                    "suspended_at": null,
+                    "suspended_by": null,
+                }]),
+            )
+        }
         Route::Installation { repo } => match state.repos.get(&repo) {
             Some(_) => Reply::json(
                 200,
@@ -1315,7 +1353,11 @@ fn serve_user_route(
         | Route::RequestReviewers { repo, .. }
         | Route::CheckRuns { repo, .. }
         | Route::JobLogs { repo, .. } => repo.clone(),
-        Route::User | Route::App | Route::AccessTokens { .. } | Route::Installation { .. } => {
+        Route::User
+        | Route::App
+        | Route::AppInstallations
+        | Route::AccessTokens { .. }
+        | Route::Installation { .. } => {
             return Reply::bad_credentials();
         }
     };
@@ -1523,9 +1565,11 @@ fn serve_user_route(
             ));
             reply
         }
-        Route::User | Route::App | Route::AccessTokens { .. } | Route::Installation { .. } => {
-            Reply::bad_credentials()
-        }
+        Route::User
+        | Route::App
+        | Route::AppInstallations
+        | Route::AccessTokens { .. }
+        | Route::Installation { .. } => Reply::bad_credentials(),
         Route::CreateFork { .. } | Route::GitRef { .. } => unreachable!("served above"),
     }
 }

@@ -201,6 +201,8 @@ struct Fault {
 /// Everything the fake knows; `FakeGitLab::state()` gives tests the lock.
 pub struct GitLabState {
     pub token: String,
+    /// What `GET /personal_access_tokens/self` says the token may do.
+    pub token_scopes: Vec<String>,
     pub bot_user_id: u64,
     pub users: Vec<FakeUser>,
     pub projects: Vec<FakeProject>,
@@ -220,6 +222,7 @@ impl GitLabState {
     fn new(base_url: String) -> GitLabState {
         let mut state = GitLabState {
             token: DEFAULT_TOKEN.to_owned(),
+            token_scopes: vec!["api".to_owned()],
             bot_user_id: 0,
             users: Vec::new(),
             projects: Vec::new(),
@@ -360,6 +363,11 @@ impl FakeGitLab {
     /// Makes the fake accept only `token` from now on.
     pub fn set_token(&self, token: &str) {
         self.state().token = token.to_owned();
+    }
+
+    /// The scopes the token is said to have (`api` unless a test changes it).
+    pub fn set_token_scopes(&self, scopes: &[&str]) {
+        self.state().token_scopes = scopes.iter().map(|scope| scope.to_string()).collect();
     }
 
     /// The account the token belongs to.
@@ -1008,6 +1016,19 @@ fn route(
     let put = method == Method::PUT;
     Some(match segments {
         ["user"] if get => Answer::ok(user_json(state, state.bot_user_id, true)),
+        // "Get single personal access token" for `self`, in the docs' example shape.
+        ["personal_access_tokens", "self"] if get => Answer::ok(json!({
+            "id": 4,
+            "name": "autofix",
+            "revoked": false,
+            "created_at": TIMESTAMP,
+            "description": "",
+            "scopes": state.token_scopes,
+            "user_id": state.bot_user_id,
+            "last_used_at": TIMESTAMP,
+            "active": true,
+            "expires_at": null,
+        })),
         ["users"] if get => find_users(state, request),
         ["projects", project] if get => get_project(state, project),
         ["projects", project, "forks"] if get => list_forks(state, project, request),

@@ -245,8 +245,16 @@ fn message_content_text(content: &Value) -> String {
     }
 }
 
+/// What `GET /v1/models` answers: OpenAI's listing, behind a key when one is set.
+#[derive(Debug, Clone)]
+struct Listing {
+    key: Option<String>,
+    models: Vec<String>,
+}
+
 #[derive(Default)]
 struct Script {
+    listing: Option<Listing>,
     queue: VecDeque<Reply>,
     by_stage: HashMap<String, VecDeque<Reply>>,
     requests: Vec<RecordedRequest>,
@@ -316,6 +324,16 @@ impl ScriptedLlm {
     /// `…/v1`: the base URL for OpenAI-compatible providers.
     pub fn openai_base_url(&self) -> String {
         format!("{}/v1", self.base_url())
+    }
+
+    /// Answers `GET /v1/models` with OpenAI's listing of `models`; with a `key`, a request
+    /// without `Authorization: Bearer KEY` gets OpenAI's 401 body instead.
+    pub fn list_models(&self, key: Option<&str>, models: &[&str]) -> &Self {
+        self.script().listing = Some(Listing {
+            key: key.map(str::to_owned),
+            models: models.iter().map(|model| model.to_string()).collect(),
+        });
+        self
     }
 
     /// Queues any reply for the next request.
@@ -469,6 +487,13 @@ async fn answer(
         body_text,
         headers,
     };
+    let listing = lock(&script).listing.clone();
+    if let Some(listing) =
+        listing.filter(|_| request.method == Method::GET && request.path == "/v1/models")
+    {
+        lock(&script).requests.push(request.clone());
+        return models_answer(&listing, &request);
+    }
     let reply = {
         let mut script = lock(&script);
         script.requests.push(request.clone());
@@ -519,6 +544,34 @@ async fn render(vendor: Vendor, request: &RecordedRequest, mut reply: Reply) -> 
             } => return raw_response(status, &headers, body),
         }
     }
+}
+
+/// OpenAI's `GET /v1/models`: the list object, or the 401 its API answers a wrong key with
+/// (`{"error": {"message": "Incorrect API key provided: …", "code": "invalid_api_key"}}`).
+fn models_answer(listing: &Listing, request: &RecordedRequest) -> Response {
+    let json = [("content-type".to_owned(), "application/json".to_owned())];
+    if let Some(key) = &listing.key {
+        let given = request.header("authorization").unwrap_or_default();
+        if given != format!("Bearer {key}") {
+            let body = json!({"error": {
+                "message": "Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.",
+                "type": "invalid_request_error",
+                "param": null,
+                "code": "invalid_api_key"
+            }});
+            return raw_response(401, &json, body.to_string());
+        }
+    }
+    let data: Vec<Value> = listing
+        .models
+        .iter()
+        .map(|id| json!({"id": id, "object": "model", "created": 1686935002, "owned_by": "system"}))
+        .collect();
+    raw_response(
+        200,
+        &json,
+        json!({"object": "list", "data": data}).to_string(),
+    )
 }
 
 fn plain(status: StatusCode, body: String) -> Response {

@@ -13,7 +13,8 @@ pub struct ServeProcess {
 
 impl ServeProcess {
     /// Starts `autofix serve` with only `PATH`, `HOME=dir` and `vars` in its environment (and
-    /// `AUTOFIX__SERVER__LISTEN` on a free port); waits until `/healthz` answers.
+    /// `AUTOFIX__SERVER__LISTEN` on a free port unless `vars` names one); waits until `/healthz`
+    /// answers.
     pub fn start(dir: &Path, name: &str, vars: &[(&str, String)]) -> ServeProcess {
         Self::start_with(dir, name, vars, |_| {})
     }
@@ -44,7 +45,12 @@ impl ServeProcess {
         vars: &[(&str, String)],
         prepare: &impl Fn(&mut Command),
     ) -> Option<ServeProcess> {
-        let port = free_port();
+        // A story that names its address (to give it as `server.public_url` too) keeps it.
+        let port = vars
+            .iter()
+            .find(|(name, _)| *name == "AUTOFIX__SERVER__LISTEN")
+            .and_then(|(_, listen)| listen.rsplit(':').next()?.parse().ok())
+            .unwrap_or_else(free_port);
         let mut command = Command::new(env!("CARGO_BIN_EXE_autofix"));
         command
             .arg("serve")

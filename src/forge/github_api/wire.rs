@@ -49,6 +49,18 @@ pub(super) struct Installation {
     pub id: u64,
 }
 
+/// One entry of `GET /app/installations`: where the App is installed.
+#[derive(Debug, Deserialize)]
+pub(super) struct AppInstallation {
+    /// The user or organisation; GitHub documents it as nullable (an enterprise installation).
+    pub account: Option<Account>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct Account {
+    pub login: String,
+}
+
 #[derive(Debug, Deserialize)]
 pub(super) struct InstallationToken {
     pub token: String,

@@ -33,7 +33,7 @@ main{max-width:72em;margin:1.5em auto;padding:0 1.5em}\
 table{border-collapse:collapse;width:100%;background:#fff}\
 th,td{border:1px solid #d0d7de;padding:.35em .6em;text-align:left;vertical-align:top}\
 th{background:#eaeef2}pre{background:#fff;border:1px solid #d0d7de;padding:.8em;overflow:auto;max-height:30em}\
-.ready,.succeeded{color:#1a7f37;font-weight:600}.missing,.queued{color:#9a6700;font-weight:600}\
+.verified,.succeeded{color:#1a7f37;font-weight:600}.missing,.configured,.queued{color:#9a6700;font-weight:600}\
 .broken,.failed{color:#cf222e;font-weight:600}.running{color:#0969da;font-weight:600}\
 form.filters{display:flex;gap:.8em;align-items:end;margin:1em 0}label{display:block;font-size:.9em}\
 input,select,button{font:inherit;padding:.25em .5em}button{cursor:pointer}\

@@ -7,6 +7,7 @@ mod setup;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,8 +21,8 @@ use secrecy::{ExposeSecret, SecretString};
 
 use crate::store::Store;
 
-/// One part of the bot as the setup page lists it: its name, `ready` / `missing` / `broken`, and
-/// what it is or what to do.
+/// One part of the bot as the setup page lists it: its name, `verified` / `configured, not
+/// verified` / `missing` / `broken`, and what it is or what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetupPart {
     pub name: String,
@@ -77,6 +78,20 @@ impl ForgeLinks {
     }
 }
 
+/// Asks the configured services how they are and gives the parts as they answered (built by
+/// `autofix serve` from its clients; a test may give its own).
+pub type PartsCheck =
+    Arc<dyn Fn() -> Pin<Box<dyn Future<Output = Vec<SetupPart>> + Send>> + Send + Sync>;
+
+/// How long the setup page shows the services' last answers before asking them again.
+pub const CHECK_FRESH_FOR: Duration = Duration::from_secs(60);
+
+/// The services' answers, asked at most once per [`CHECK_FRESH_FOR`] (or on the page's button).
+struct Checks {
+    ask: PartsCheck,
+    last: tokio::sync::Mutex<Option<(Instant, Vec<SetupPart>)>>,
+}
+
 /// Everything the pages need; built by `autofix serve` (or a test).
 pub struct PagesState {
     pub store: Store,
@@ -87,6 +102,8 @@ pub struct PagesState {
     /// The `state` values of manifest flows started here and not finished, with their start.
     manifest_states: Mutex<Vec<(String, Instant)>>,
     http: reqwest::Client,
+    /// Without one, the page shows `setup.parts` as configured.
+    checks: Option<Checks>,
 }
 
 impl PagesState {
@@ -107,6 +124,38 @@ impl PagesState {
                 .user_agent(concat!("autofix/", env!("CARGO_PKG_VERSION")))
                 .build()
                 .expect("an HTTP client builds"),
+            checks: None,
+        }
+    }
+
+    /// The setup page asks the services through `ask` (at most once a minute) instead of
+    /// showing the configuration's parts alone.
+    pub fn with_checks(mut self, ask: PartsCheck) -> PagesState {
+        self.checks = Some(Checks {
+            ask,
+            last: tokio::sync::Mutex::new(None),
+        });
+        self
+    }
+
+    /// The parts as the services last answered (asked again when older than a minute, or when
+    /// `again`), with when they were asked; without checks, the configured parts.
+    pub async fn checked_parts(&self, again: bool) -> (Vec<SetupPart>, Option<Instant>) {
+        let Some(checks) = &self.checks else {
+            return (self.setup.parts.clone(), None);
+        };
+        // Held while asking: page loads at the same moment share one round of questions.
+        let mut last = checks.last.lock().await;
+        match &*last {
+            Some((asked, parts)) if !again && asked.elapsed() < CHECK_FRESH_FOR => {
+                (parts.clone(), Some(*asked))
+            }
+            _ => {
+                let parts = (checks.ask)().await;
+                let asked = Instant::now();
+                *last = Some((asked, parts.clone()));
+                (parts, Some(asked))
+            }
         }
     }
 }
@@ -115,7 +164,11 @@ type Shared = Arc<PagesState>;
 
 /// The pages' routes, every one behind [`allowed`].
 pub fn router(state: PagesState) -> Router {
-    let shared = Arc::new(state);
+    router_shared(Arc::new(state))
+}
+
+/// [`router`] for a state its caller keeps a hand on (to ask the services at the start).
+pub fn router_shared(shared: Arc<PagesState>) -> Router {
     Router::new()
         .route("/", get(setup::page))
         .route("/setup/github", get(setup::manifest_form))

@@ -19,10 +19,17 @@ use crate::forge::PushTo;
 /// How long a started manifest flow may take before its `state` is forgotten.
 const MANIFEST_FLOW_LIFETIME: Duration = Duration::from_secs(3600);
 
-/// `GET /`: every part with its readiness, then how to connect each forge.
-pub(super) async fn page(State(state): State<Shared>, headers: HeaderMap) -> Response {
+/// `GET /` (`?check=again` asks the services at once): every part with its readiness as its
+/// service answered, then how to connect each forge.
+pub(super) async fn page(
+    State(state): State<Shared>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
     let facts = &state.setup;
     let public_url = public_url(&state, &headers);
+    let again = query.get("check").is_some_and(|value| value == "again");
+    let (parts, asked) = state.checked_parts(again).await;
     let mut body = String::new();
     body.push_str("<p>autofix turns an issue labelled <code>");
     body.push_str(&escape(&facts.trigger_label));
@@ -31,16 +38,28 @@ pub(super) async fn page(State(state): State<Shared>, headers: HeaderMap) -> Res
          This page shows what it has and what it still needs.</p>\
          <table id=\"parts\"><tr><th>Part</th><th>State</th><th>Detail</th></tr>",
     );
-    for part in &facts.parts {
+    for part in &parts {
+        // `configured, not verified` is styled as `configured`.
+        let class = part.readiness.split(',').next().unwrap_or_default();
         let _ = write!(
             body,
-            "<tr data-part=\"{name}\"><td>{name}</td><td class=\"{state}\">{state}</td><td>{detail}</td></tr>",
+            "<tr data-part=\"{name}\"><td>{name}</td><td class=\"{class}\">{state}</td><td>{detail}</td></tr>",
             name = escape(&part.name),
+            class = escape(class),
             state = escape(&part.readiness),
             detail = escape(&part.detail),
         );
     }
     body.push_str("</table>");
+    if let Some(asked) = asked {
+        let _ = write!(
+            body,
+            "<form id=\"check\" method=\"get\" action=\"/\"><p>The services were asked {} s \
+             ago. <button name=\"check\" value=\"again\" type=\"submit\">Check again</button>\
+             </p></form>",
+            asked.elapsed().as_secs()
+        );
+    }
     body.push_str(&push_target_section(facts.push_to));
     body.push_str("<section id=\"github\"><h2>GitHub</h2>");
     match stored_app(&state) {
