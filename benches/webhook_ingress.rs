@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use autofix::server::{self, Metrics, ServerState};
+use autofix::server::{self, Metrics, MetricsAccess, ServerState};
 use autofix::store::Store;
 use axum::Router;
 use axum::body::Bytes;
@@ -82,6 +82,7 @@ fn main() {
             body_limit: 5 * 1024 * 1024,
             read_timeout: Duration::from_secs(10),
             metrics: Arc::new(Metrics::default()),
+            metrics_access: MetricsAccess::Public,
             job_queued: Default::default(),
         }))
         .await;

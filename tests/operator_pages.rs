@@ -287,6 +287,69 @@ fn the_setup_page_is_closed_to_a_proxy_without_the_admin_token_and_open_with_it(
     assert_eq!(readiness(&operator, "admin pages"), "verified");
 }
 
+#[test]
+fn metrics_ask_for_the_admin_token_when_one_is_set_unless_they_are_made_public() {
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = |name: &str| {
+        (
+            "AUTOFIX__WORKDIR",
+            dir.path().join(name).display().to_string(),
+        )
+    };
+    let token = (
+        "AUTOFIX__SERVER__ADMIN_TOKEN",
+        "let-me-in-4b8e1f0a9c".to_string(),
+    );
+    let guarded = ServeProcess::start(dir.path(), "token", &[workdir("a"), token.clone()]);
+    let public = ServeProcess::start(
+        dir.path(),
+        "public",
+        &[
+            workdir("b"),
+            token,
+            ("AUTOFIX__SERVER__METRICS_PUBLIC", "true".to_string()),
+        ],
+    );
+    let open = ServeProcess::start(dir.path(), "no-token", &[workdir("c")]);
+
+    let stranger = raw_get(&guarded.base, "/metrics", "");
+    assert!(stranger.starts_with("HTTP/1.1 401"), "{stranger}");
+    assert!(!stranger.contains("autofix_"), "{stranger}");
+    let wrong = raw_get(
+        &guarded.base,
+        "/metrics",
+        "Authorization: Bearer let-me-out-4b8e1f0a9c\r\n",
+    );
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+    let scraper = raw_get(
+        &guarded.base,
+        "/metrics",
+        "Authorization: Bearer let-me-in-4b8e1f0a9c\r\n",
+    );
+    assert!(scraper.starts_with("HTTP/1.1 200"), "{scraper}");
+    assert!(scraper.contains("autofix_jobs_enqueued_total"), "{scraper}");
+    let health = raw_get(&guarded.base, "/healthz", "");
+    assert!(
+        health.starts_with("HTTP/1.1 200"),
+        "the probes ask for nothing: {health}"
+    );
+
+    let anyone = raw_get(&public.base, "/metrics", "");
+    assert!(anyone.starts_with("HTTP/1.1 200"), "{anyone}");
+    assert!(anyone.contains("autofix_jobs_enqueued_total"), "{anyone}");
+    let pages = raw_get(&public.base, "/jobs", "");
+    assert!(
+        pages.starts_with("HTTP/1.1 401"),
+        "the pages keep the token: {pages}"
+    );
+
+    // Without a token, /metrics is answered as the pages are: on loopback, not through a proxy.
+    let local = raw_get(&open.base, "/metrics", "");
+    assert!(local.starts_with("HTTP/1.1 200"), "{local}");
+    let proxied = raw_get(&open.base, "/metrics", "X-Forwarded-For: 203.0.113.9\r\n");
+    assert!(proxied.starts_with("HTTP/1.1 403"), "{proxied}");
+}
+
 /// One GET over a fresh connection, with `headers` (each ending in CRLF); the whole answer.
 fn raw_get(base: &str, path: &str, headers: &str) -> String {
     use std::io::{Read, Write};

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use autofix::server::{self, Metrics, ServerState};
+use autofix::server::{self, Metrics, MetricsAccess, ServerState};
 use autofix::store::{JobState, Store};
 use hmac::{Hmac, KeyInit, Mac};
 use reqwest::StatusCode;
@@ -71,6 +71,7 @@ impl Ingress {
             body_limit: BODY_LIMIT,
             read_timeout,
             metrics: Arc::new(Metrics::default()),
+            metrics_access: MetricsAccess::Public,
             job_queued: Default::default(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -532,6 +533,7 @@ async fn the_server_stops_when_told_to_shut_down() {
         body_limit: BODY_LIMIT,
         read_timeout: Duration::from_secs(5),
         metrics: Arc::new(Metrics::default()),
+        metrics_access: MetricsAccess::Public,
         job_queued: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

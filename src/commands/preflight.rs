@@ -297,12 +297,19 @@ pub fn setup_report(config: &ServiceConfig, sandbox: &Result<String, String>) ->
 }
 
 fn admin_part(config: &ServiceConfig) -> Part {
+    let metrics = if config.server.metrics_public {
+        "; /metrics answers anyone (server.metrics_public)"
+    } else {
+        ", and so does /metrics"
+    };
     let token = config.server.admin_token.expose_secret();
     if token.is_empty() {
         return Part::new(
             "admin pages",
             Readiness::Missing,
-            "no server.admin_token: the setup and jobs pages answer on loopback only",
+            format!(
+                "no server.admin_token: the setup and jobs pages answer on loopback only{metrics}"
+            ),
         );
     }
     match placeholders::weak_admin_token(token) {
@@ -310,7 +317,7 @@ fn admin_part(config: &ServiceConfig) -> Part {
         None => Part::new(
             "admin pages",
             Readiness::Verified,
-            "server.admin_token is set: the pages ask for it as a bearer token",
+            format!("server.admin_token is set: the pages ask for it as a bearer token{metrics}"),
         ),
     }
 }

@@ -13,7 +13,7 @@ use crate::config::ServiceConfig;
 use crate::llm::metered::Metered;
 use crate::redact::Redactor;
 use crate::server::pages::{self, ForgeLinks, PagesState, PartsCheck, SetupFacts, SetupPart};
-use crate::server::{self, Metrics, ServerState};
+use crate::server::{self, Metrics, MetricsAccess, ServerState};
 use crate::store::Store;
 use crate::telemetry::Telemetry;
 use crate::worker::{self, WorkerContext};
@@ -196,6 +196,10 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         body_limit: config.server.body_limit_bytes,
         read_timeout: Duration::from_secs(config.server.read_timeout_secs),
         metrics: metrics.clone(),
+        metrics_access: MetricsAccess::new(
+            config.server.metrics_public,
+            &config.server.admin_token,
+        ),
         job_queued: wake.clone(),
     };
     let sandbox = super::harden::check_sandbox(&config.sandbox());

@@ -75,9 +75,12 @@ pub struct ServerSection {
     pub header_read_timeout_ms: u64,
     pub idle_timeout_ms: u64,
     pub max_connections: usize,
-    /// Bearer token of the setup and jobs pages; empty: they answer on loopback only.
+    /// Bearer token of the setup and jobs pages (and of `/metrics`, unless `metrics_public`);
+    /// empty: they answer on loopback only.
     #[serde(serialize_with = "masked")]
     pub admin_token: SecretString,
+    /// `/metrics` answers anyone who reaches the port, token or not.
+    pub metrics_public: bool,
     /// The address the forges reach this server at (for the GitHub App's webhook URL).
     pub public_url: String,
 }

@@ -1,15 +1,40 @@
 //! `GET /metrics`: the ingress counters (deliveries by forge and outcome, jobs enqueued, the
 //! door's connections) kept in atomics, the process's telemetry, and the job store's counts by
-//! state, in Prometheus text.
+//! state, in Prometheus text; and who may read them.
 
 use std::fmt::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use secrecy::SecretString;
+
 use super::door::Ending;
 use crate::forge::ForgeKind;
 use crate::store::JobState;
 use crate::telemetry::Telemetry;
+
+/// Who may read `GET /metrics`.
+#[derive(Debug, Clone)]
+pub enum MetricsAccess {
+    /// Anyone who reaches the port (`server.metrics_public = true`).
+    Public,
+    /// Whoever may open the operator's pages: a request carrying the admin token or, when none
+    /// is set, a direct connection from loopback.
+    Operator { admin_token: SecretString },
+}
+
+impl MetricsAccess {
+    /// From `server.metrics_public` and `server.admin_token`.
+    pub fn new(public: bool, admin_token: &SecretString) -> MetricsAccess {
+        if public {
+            MetricsAccess::Public
+        } else {
+            MetricsAccess::Operator {
+                admin_token: admin_token.clone(),
+            }
+        }
+    }
+}
 
 /// What became of one delivery, as counted in `autofix_webhook_deliveries_total{outcome}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,7 +26,7 @@ use crate::forge::{
 use crate::store::{Delivery, EnqueueOutcome, JobKey, Store, StoreError};
 
 pub use door::{DoorSettings, serve_with};
-pub use metrics::{Metrics, Outcome};
+pub use metrics::{Metrics, MetricsAccess, Outcome};
 
 /// Everything the ingress needs; built once by `autofix serve` (or a test) and shared.
 #[derive(Debug)]
@@ -45,6 +45,8 @@ pub struct ServerState {
     /// Longest wait for the whole body; a slower sender is answered 408.
     pub read_timeout: Duration,
     pub metrics: Arc<Metrics>,
+    /// Who may read `/metrics`: anyone, or only whoever may open the operator's pages.
+    pub metrics_access: MetricsAccess,
     /// Told of every new job, so an idle worker starts it at once instead of at its next poll.
     pub job_queued: Arc<tokio::sync::Notify>,
 }
@@ -60,15 +62,23 @@ impl ServerState {
 
 type Shared = Arc<ServerState>;
 
-/// The ingress routes: the two webhooks, liveness, readiness and metrics.
+/// The ingress routes: the two webhooks, liveness, readiness and metrics (behind
+/// [`ServerState::metrics_access`]).
 pub fn router(state: ServerState) -> Router {
     let body_limit = state.body_limit;
+    let metrics = Router::new().route("/metrics", get(metrics_text));
+    let metrics = match &state.metrics_access {
+        MetricsAccess::Public => metrics,
+        MetricsAccess::Operator { admin_token } => {
+            pages::operator_only(metrics, admin_token.clone())
+        }
+    };
     Router::new()
         .route("/webhooks/github", post(github_webhook))
         .route("/webhooks/gitlab", post(gitlab_webhook))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics_text))
+        .merge(metrics)
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(Arc::new(state))
 }

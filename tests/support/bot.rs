@@ -24,7 +24,7 @@ use autofix::git::Identity;
 use autofix::llm::{ProviderConfig, ProviderKind};
 use autofix::pipeline::json_stage::OutputCaps;
 use autofix::redact::Redactor;
-use autofix::server::{self, Metrics, ServerState};
+use autofix::server::{self, Metrics, MetricsAccess, ServerState};
 use autofix::store::{JobRecord, Store};
 use autofix::worker::{self, WorkerContext, WorkerSettings};
 use reqwest::StatusCode;
@@ -387,6 +387,7 @@ impl BotTester {
             body_limit: 5 * 1024 * 1024,
             read_timeout: Duration::from_secs(10),
             metrics: Arc::new(Metrics::default()),
+            metrics_access: MetricsAccess::Public,
             job_queued: wake.clone(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

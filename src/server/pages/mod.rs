@@ -162,29 +162,42 @@ impl PagesState {
 
 type Shared = Arc<PagesState>;
 
-/// The pages' routes, every one behind [`allowed`].
+/// The pages' routes, every one behind [`operator_only`].
 pub fn router(state: PagesState) -> Router {
     router_shared(Arc::new(state))
 }
 
 /// [`router`] for a state its caller keeps a hand on (to ask the services at the start).
 pub fn router_shared(shared: Arc<PagesState>) -> Router {
-    Router::new()
+    let admin_token = shared.admin_token.clone();
+    let routes = Router::new()
         .route("/", get(setup::page))
         .route("/setup/github", get(setup::manifest_form))
         .route("/setup/github/callback", get(setup::callback))
         .route("/jobs", get(jobs::list))
-        .route("/jobs/{id}", get(jobs::detail))
-        .route_layer(middleware::from_fn_with_state(shared.clone(), guard))
-        .with_state(shared)
+        .route("/jobs/{id}", get(jobs::detail));
+    operator_only(routes, admin_token).with_state(shared)
 }
 
-async fn guard(State(state): State<Shared>, request: Request, next: Next) -> Response {
+/// `routes` answered only as the pages are (see [`allowed`]): to a request with `admin_token`,
+/// or, when it is empty, to a direct connection from loopback.
+pub fn operator_only<S>(routes: Router<S>, admin_token: SecretString) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    routes.route_layer(middleware::from_fn_with_state(Arc::new(admin_token), guard))
+}
+
+async fn guard(
+    State(admin_token): State<Arc<SecretString>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(address)| *address);
-    match allowed(&state.admin_token, request.headers(), peer) {
+    match allowed(&admin_token, request.headers(), peer) {
         Access::Allowed => next.run(request).await,
         Access::AskForToken => (
             StatusCode::UNAUTHORIZED,
