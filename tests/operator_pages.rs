@@ -97,9 +97,24 @@ fn a_first_start_with_nothing_configured_guides_to_a_github_app_made_in_one_clic
         "{push_target}"
     );
     screenshot(&page, "setup.png");
+    let events_explained =
+        page.eval("[...document.querySelectorAll('#app-events li')].map(li => li.dataset.event)");
+    let permissions_explained = page.eval(
+        "Object.fromEntries([...document.querySelectorAll('#app-permissions li')]\
+         .map(li => [li.dataset.permission, li.dataset.access]))",
+    );
 
     page.click("#github-app button");
     let manifest = page.text("#manifest");
+    let posted: serde_json::Value = serde_json::from_str(&manifest).expect("the manifest is JSON");
+    assert_eq!(
+        events_explained, posted["default_events"],
+        "the setup page explains exactly the events the App is created with"
+    );
+    assert_eq!(
+        permissions_explained, posted["default_permissions"],
+        "the setup page explains exactly the permissions the App is created with"
+    );
     assert!(
         manifest.contains(&format!("{}/webhooks/github", serve.base)),
         "{manifest}"

@@ -1,6 +1,7 @@
 //! The operator's pages: the setup page at `/` (with GitHub's App manifest flow) and the jobs
 //! pages at `/jobs`, server-rendered, reachable with the admin token or, when none is set, from loopback.
 
+mod app_manifest;
 pub mod html;
 mod jobs;
 mod setup;

@@ -9,8 +9,9 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::app_manifest::{APP_EVENTS, APP_PERMISSIONS, manifest};
 use super::html::{escape, page as frame};
 use super::{Shared, error_page};
 use crate::config::data_dir::StoredGitHubApp;
@@ -81,9 +82,8 @@ pub(super) async fn page(
         None => {
             let _ = write!(
                 body,
-                "<p>One button creates a GitHub App with exactly what autofix needs: read and \
-                 write access to issues, pull requests and contents, read access to metadata, \
-                 and the <code>issues</code> event, sent to <code>{hook}</code>.</p>\
+                "<p>One button creates a GitHub App with exactly what autofix needs, its webhook \
+                 sent to <code>{hook}</code>.</p>{asks}\
                  <form id=\"github-app\" method=\"get\" action=\"/setup/github\">\
                  <label>This server's public address (GitHub must reach it)\
                  <input name=\"public_url\" size=\"45\" value=\"{public}\"></label>\
@@ -91,6 +91,7 @@ pub(super) async fn page(
                  <input name=\"organization\" size=\"25\"></label>\
                  <p><button type=\"submit\">Create a GitHub App</button></p></form>",
                 hook = escape(&format!("{public_url}/webhooks/github")),
+                asks = app_asks(),
                 public = escape(&public_url),
             );
         }
@@ -111,6 +112,37 @@ pub(super) async fn page(
         hook = escape(&format!("{public_url}/webhooks/gitlab")),
     );
     Html(frame("Setup", &body)).into_response()
+}
+
+/// The App's permissions and events as the page explains them, from what the manifest asks.
+fn app_asks() -> String {
+    let mut text = String::from("<p>Repository permissions:</p><ul id=\"app-permissions\">");
+    for permission in &APP_PERMISSIONS {
+        let access = match permission.access {
+            "write" => "read and write",
+            other => other,
+        };
+        let _ = write!(
+            text,
+            "<li data-permission=\"{name}\" data-access=\"{granted}\"><code>{name}</code>: \
+             {access} ({used_for})</li>",
+            name = escape(permission.name),
+            granted = escape(permission.access),
+            access = escape(access),
+            used_for = escape(permission.used_for),
+        );
+    }
+    text.push_str("</ul><p>Events:</p><ul id=\"app-events\">");
+    for event in &APP_EVENTS {
+        let _ = write!(
+            text,
+            "<li data-event=\"{name}\"><code>{name}</code> ({used_for})</li>",
+            name = escape(event.name),
+            used_for = escape(event.used_for),
+        );
+    }
+    text.push_str("</ul>");
+    text
 }
 
 /// Where the bot's branches go, what the repository's CI runs them with, and how to make jobs
@@ -176,37 +208,6 @@ pub(super) struct ManifestRequest {
     public_url: String,
     #[serde(default)]
     organization: String,
-}
-
-/// The App's manifest: its webhook, where GitHub sends the browser back, its permissions and events.
-pub fn manifest(public_url: &str) -> Value {
-    let public_url = public_url.trim().trim_end_matches('/');
-    json!({
-        "name": "autofix",
-        "url": public_url,
-        "description": "Turns a labelled issue into a validated pull request.",
-        "hook_attributes": { "url": format!("{public_url}/webhooks/github"), "active": true },
-        "redirect_url": format!("{public_url}/setup/github/callback"),
-        "public": false,
-        "default_permissions": {
-            "issues": "write",
-            "pull_requests": "write",
-            "contents": "write",
-            "metadata": "read",
-            "checks": "read",
-            "actions": "read"
-        },
-        // Labels; comments, reviews and line comments; failed checks; pushes to the default branch.
-        "default_events": [
-            "issues",
-            "issue_comment",
-            "pull_request_review",
-            "pull_request_review_comment",
-            "check_run",
-            "check_suite",
-            "push"
-        ]
-    })
 }
 
 /// `GET /setup/github`: the manifest, shown, and the form that posts it to GitHub.
@@ -403,40 +404,4 @@ fn random_hex() -> String {
         .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut bytes));
     filled.expect("the kernel's random source is readable");
     hex::encode(bytes)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_manifest_asks_for_exactly_what_autofix_uses() {
-        let manifest = manifest("https://bot.example.com/");
-        assert_eq!(
-            manifest["hook_attributes"]["url"],
-            "https://bot.example.com/webhooks/github"
-        );
-        assert_eq!(
-            manifest["redirect_url"],
-            "https://bot.example.com/setup/github/callback"
-        );
-        assert_eq!(
-            manifest["default_events"],
-            json!([
-                "issues",
-                "issue_comment",
-                "pull_request_review",
-                "pull_request_review_comment",
-                "check_run",
-                "check_suite",
-                "push"
-            ])
-        );
-        assert_eq!(
-            manifest["default_permissions"],
-            json!({"issues": "write", "pull_requests": "write", "contents": "write",
-                   "metadata": "read", "checks": "read", "actions": "read"})
-        );
-        assert_eq!(manifest["public"], false);
-    }
 }
