@@ -175,7 +175,7 @@ async fn jobs_list_prints_one_line_per_job_newest_first() {
         lines,
         [
             vec![
-                "ID", "STATE", "ISSUE", "STAGE", "ATTEMPTS", "FAILURE", "UPDATED"
+                "ID", "STATE", "ISSUE", "STAGE", "ATTEMPTS", "FAILURE", "UPDATED", "CAUSE"
             ],
             vec![
                 &running.to_string(),
@@ -184,7 +184,8 @@ async fn jobs_list_prints_one_line_per_job_newest_first() {
                 "edit",
                 "1",
                 "-",
-                "2026-11-22T09:00:06Z"
+                "2026-11-22T09:00:06Z",
+                "-"
             ],
             vec![
                 &failed.to_string(),
@@ -193,7 +194,11 @@ async fn jobs_list_prints_one_line_per_job_newest_first() {
                 "validate",
                 "1",
                 "validation_failed",
-                "2026-11-22T09:00:03Z"
+                "2026-11-22T09:00:03Z",
+                "cargo",
+                "test",
+                "failed",
+                "twice"
             ],
         ]
     );

@@ -3,10 +3,13 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::store::{JobDetail, JobRecord, Store, StoreError};
+use crate::store::{JobDetail, JobRecord, JobState, Store, StoreError};
 
 /// What `jobs list` prints when the store holds no job yet.
 pub const NO_JOBS: &str = "no jobs";
+
+/// The most characters of a cause `jobs list` shows on a job's line (`jobs show` has it all).
+const CAUSE_CHARS: usize = 200;
 
 /// The `limit` newest jobs, one line each under a header (or [`NO_JOBS`]).
 pub async fn list(store: &Store, limit: u32) -> Result<Vec<String>, StoreError> {
@@ -14,18 +17,18 @@ pub async fn list(store: &Store, limit: u32) -> Result<Vec<String>, StoreError> 
     if jobs.is_empty() {
         return Ok(vec![NO_JOBS.to_owned()]);
     }
-    let header = row(
-        "ID", "STATE", "ISSUE", "STAGE", "ATTEMPTS", "FAILURE", "UPDATED",
-    );
+    let header = row([
+        "ID", "STATE", "ISSUE", "STAGE", "ATTEMPTS", "FAILURE", "UPDATED", "CAUSE",
+    ]);
     Ok(std::iter::once(header)
         .chain(jobs.iter().map(list_line))
         .collect())
 }
 
 /// One job as `jobs list` shows it: id, state, forge:repo#issue, stage, attempts, failure code,
-/// last update.
+/// last update, and the cause: why a failed job failed, or why a queued one waits for a retry.
 pub fn list_line(job: &JobRecord) -> String {
-    row(
+    row([
         &job.id.to_string(),
         job.state.as_str(),
         &issue_ref(job),
@@ -33,7 +36,22 @@ pub fn list_line(job: &JobRecord) -> String {
         &job.attempts.to_string(),
         job.failure_label().as_deref().unwrap_or("-"),
         &timestamp(job.updated_at),
-    )
+        &cause(job),
+    ])
+}
+
+/// A failed job's reason, or the fault a queued job's retry waits out, on one line; `-` for
+/// the others (a succeeded job's earlier faults no longer matter).
+fn cause(job: &JobRecord) -> String {
+    let error = match (job.state, &job.last_error) {
+        (JobState::Failed | JobState::Queued, Some(error)) => error,
+        _ => return "-".to_owned(),
+    };
+    let line = error.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(CAUSE_CHARS) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
 }
 
 /// `job`'s record, its checkpoint and its events, oldest first; `JobNotFound` for an unknown id.
@@ -86,17 +104,10 @@ fn show_lines(detail: &JobDetail) -> Vec<String> {
     lines
 }
 
-fn row(
-    id: &str,
-    state: &str,
-    issue: &str,
-    stage: &str,
-    attempts: &str,
-    failure: &str,
-    updated: &str,
-) -> String {
+/// The columns in order: id, state, issue, stage, attempts, failure, updated, cause.
+fn row([id, state, issue, stage, attempts, failure, updated, cause]: [&str; 8]) -> String {
     format!(
-        "{id:>6}  {state:<9}  {issue:<40}  {stage:<12}  {attempts:>8}  {failure:<20}  {updated}"
+        "{id:>6}  {state:<9}  {issue:<40}  {stage:<12}  {attempts:>8}  {failure:<20}  {updated:<20}  {cause}"
     )
 }
 
