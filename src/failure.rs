@@ -36,7 +36,8 @@ pub enum FailureCode {
     InvalidInput,
     /// The forge's API refused or failed a request the job needed (other than a permission).
     ForgeError,
-    /// The job crashed or met transient faults on every one of its allowed attempts.
+    /// The job was started as often as allowed without finishing: it crashed, or its worker
+    /// died (a transient fault on its last attempt is reported with the fault's own code).
     RetriesExhausted,
     /// The sandbox for the repository's commands could not start, so none ran (fails closed).
     SandboxUnavailable,

@@ -262,19 +262,21 @@ async fn a_job_whose_forge_is_unreachable_ends_failed_and_posts_its_report_when_
         .await;
     forge_down(&t);
 
-    // Three claims fail on the forge; the fourth gives the job up and cannot post why.
+    // Three attempts fail on the forge; the third gives the job up and cannot post why, nor
+    // can the report's second try.
     for _ in 0..4 {
         t.run_until_idle().await;
         t.let_backoffs_pass();
     }
     let job = &t.jobs().await[0];
     assert_eq!(job.state.as_str(), "failed", "{job:#?}");
-    assert_eq!(job.failure_code.as_deref(), Some("RETRIES_EXHAUSTED"));
+    assert_eq!(job.failure_code.as_deref(), Some("FORGE_ERROR"));
     assert!(job.report_due.is_some(), "the report is owed: {job:#?}");
     let line = autofix::commands::jobs::list_line(job);
     assert!(line.contains("failed"), "{line}");
-    assert!(line.contains("RETRIES_EXHAUSTED (report owed)"), "{line}");
-    assert!(line.contains("worker"), "the stage is shown: {line}");
+    assert!(line.contains("FORGE_ERROR (report owed)"), "{line}");
+    assert!(line.contains("authorize"), "the stage is shown: {line}");
+    assert!(line.contains("HTTP 503: unavailable"), "the cause: {line}");
     assert!(t.comments(PROJECT, 30).is_empty());
 
     forge_back(&t);
@@ -284,12 +286,21 @@ async fn a_job_whose_forge_is_unreachable_ends_failed_and_posts_its_report_when_
     assert_eq!(job.state.as_str(), "failed");
     assert_eq!(job.report_due, None, "nothing is owed any more");
     assert_eq!(
-        job.attempts, 4,
+        job.attempts, 3,
         "the report's tries are not the job's attempts"
     );
     let comments = t.comments(PROJECT, 30);
     assert_eq!(comments.len(), 1, "{comments:#?}");
-    assert!(comments[0].contains("RETRIES_EXHAUSTED"), "{}", comments[0]);
+    assert!(
+        comments[0].contains("Failed at `authorize` with `FORGE_ERROR`"),
+        "{}",
+        comments[0]
+    );
+    assert!(
+        comments[0].contains("HTTP 503: unavailable"),
+        "{}",
+        comments[0]
+    );
     assert!(t.labels(PROJECT, 30).contains(&FAILED_LABEL.to_string()));
     assert!(t.llm.requests().is_empty());
 }
@@ -308,7 +319,7 @@ async fn a_failure_report_the_forge_never_takes_is_given_up_after_its_tries() {
     let jobs = t.jobs().await;
     assert_eq!(jobs.len(), 1);
     assert_eq!(jobs[0].state.as_str(), "failed");
-    assert_eq!(jobs[0].failure_code.as_deref(), Some("RETRIES_EXHAUSTED"));
+    assert_eq!(jobs[0].failure_code.as_deref(), Some("FORGE_ERROR"));
     assert_eq!(jobs[0].report_due, None, "given up: {:#?}", jobs[0]);
     let shown = autofix::commands::jobs::show(&t.store, jobs[0].id)
         .await

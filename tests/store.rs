@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use autofix::forge::{ForgeKind, IssueNumber, RepoRef};
 use autofix::store::{
-    Delivery, EnqueueOutcome, Finish, JobKey, JobState, RETRY_BASE, RETRY_CAP, Store, StoreError,
-    retry_backoff,
+    Delivery, EnqueueOutcome, Finish, JobKey, JobState, REPORT_RETRY_BASE, REPORT_RETRY_CAP,
+    RETRY_BASE, RETRY_CAP, Store, StoreError, report_backoff, retry_backoff,
 };
 use chrono::{DateTime, TimeZone, Utc};
 
@@ -339,39 +339,44 @@ async fn retry_backoff_grows(t: Harness) {
 
     let first_retry = t
         .store
-        .retry_later(job, "worker-a", "forge rate limited", after(1))
+        .retry_later(job, "worker-a", "forge unreachable", None, after(1))
         .await
         .unwrap();
-    let too_early = t.store.claim("worker-a", LEASE, after(30)).await.unwrap();
+    let too_early = t.store.claim("worker-a", LEASE, after(15)).await.unwrap();
     let second = t
         .store
-        .claim("worker-a", LEASE, after(31))
+        .claim("worker-a", LEASE, after(16))
         .await
         .unwrap()
         .unwrap();
     let second_retry = t
         .store
-        .retry_later(job, "worker-a", "forge rate limited again", after(32))
+        .retry_later(job, "worker-a", "forge unreachable again", None, after(17))
         .await
         .unwrap();
 
-    assert_eq!(first_retry, after(31), "first retry waits the base backoff");
+    assert_eq!(first_retry, after(16), "first retry waits the base backoff");
     assert_eq!(
         too_early, None,
         "a job waiting out its backoff is not claimed"
     );
     assert_eq!(second.attempts, 2);
     assert_eq!(
+        second.last_error.as_deref(),
+        Some("forge unreachable"),
+        "the claim says why the attempt before stopped"
+    );
+    assert_eq!(
         second_retry,
-        after(32 + 60),
+        after(17 + 30),
         "the second retry waits twice as long"
     );
     let shown = t.store.job_show(job).await.unwrap();
     assert_eq!(shown.job.state, JobState::Queued);
-    assert_eq!(shown.job.run_after, after(92));
+    assert_eq!(shown.job.run_after, after(47));
     assert_eq!(
         shown.job.last_error.as_deref(),
-        Some("forge rate limited again")
+        Some("forge unreachable again")
     );
     assert_eq!(shown.job.lease_owner, None);
     let retries: Vec<&str> = shown
@@ -383,9 +388,49 @@ async fn retry_backoff_grows(t: Harness) {
     assert_eq!(
         retries,
         [
-            "attempt 1 failed, retrying in 30s: forge rate limited",
-            "attempt 2 failed, retrying in 60s: forge rate limited again",
+            "attempt 1 failed, retrying in 15s: forge unreachable",
+            "attempt 2 failed, retrying in 30s: forge unreachable again",
         ]
+    );
+}
+
+async fn a_rate_limited_retry_waits_for_the_reset_beyond_its_backoff(t: Harness) {
+    let job = enqueue(&t.store, "d-1", 7).await;
+    t.store
+        .claim("worker-a", LEASE, after(0))
+        .await
+        .unwrap()
+        .unwrap();
+
+    let reset = after(1 + 600);
+    let retry = t
+        .store
+        .retry_later(
+            job,
+            "worker-a",
+            "GitHub rate-limited",
+            Some(reset),
+            after(1),
+        )
+        .await
+        .unwrap();
+    let before_the_reset = t.store.claim("worker-a", LEASE, after(60)).await.unwrap();
+    let at_the_reset = t.store.claim("worker-a", LEASE, reset).await.unwrap();
+
+    assert_eq!(retry, reset);
+    assert_eq!(
+        before_the_reset, None,
+        "its backoff alone is over, not the limit"
+    );
+    assert_eq!(at_the_reset.map(|claimed| claimed.id), Some(job));
+    let shown = t.store.job_show(job).await.unwrap();
+    assert!(
+        shown
+            .events
+            .iter()
+            .any(|event| event.message == "attempt 1 failed, retrying in 600s: GitHub rate-limited"),
+        "{:#?}",
+        shown.events
     );
 }
 
@@ -990,6 +1035,7 @@ stories!(
     a_released_job_is_runnable_at_once_without_counting_the_attempt,
     a_renew_after_losing_the_lease_fails,
     retry_backoff_grows,
+    a_rate_limited_retry_waits_for_the_reset_beyond_its_backoff,
     stages_and_events_are_recorded_and_read_back,
     finished_jobs_free_the_dedupe_key_so_a_new_label_makes_a_new_job,
     migrations_run_again_on_an_existing_database,
@@ -1146,13 +1192,31 @@ fn a_job_key_names_the_forge_repo_and_issue() {
 
 #[test]
 fn retry_backoff_doubles_from_the_base_up_to_the_cap() {
-    let waits: Vec<u64> = (1..=9)
+    let waits: Vec<u64> = (1..=6)
         .map(|attempts| retry_backoff(attempts).as_secs())
         .collect();
 
-    assert_eq!(waits, [30, 60, 120, 240, 480, 960, 1920, 3600, 3600]);
+    assert_eq!(waits, [15, 30, 60, 60, 60, 60]);
     assert_eq!(retry_backoff(0), RETRY_BASE);
     assert_eq!(retry_backoff(u32::MAX), RETRY_CAP);
+}
+
+#[test]
+fn the_waits_between_five_attempts_add_up_to_under_three_minutes() {
+    let waited: Duration = (1..5).map(retry_backoff).sum();
+
+    assert_eq!(waited, Duration::from_secs(15 + 30 + 60 + 60));
+}
+
+#[test]
+fn a_failure_report_waits_longer_than_a_job_doubling_up_to_an_hour() {
+    let waits: Vec<u64> = (1..=9)
+        .map(|tries| report_backoff(tries).as_secs())
+        .collect();
+
+    assert_eq!(waits, [30, 60, 120, 240, 480, 960, 1920, 3600, 3600]);
+    assert_eq!(report_backoff(0), REPORT_RETRY_BASE);
+    assert_eq!(report_backoff(u32::MAX), REPORT_RETRY_CAP);
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 use super::{
     ChangeRequestRecord, ClaimedJob, Delivery, EnqueueOutcome, Finish, JobDetail, JobEvent,
     JobFilter, JobKey, JobRecord, JobState, StoreError, StoredDelivery, db, from_millis, home_of,
-    issue_column, retry_backoff, to_millis,
+    issue_column, report_backoff, retry_backoff, to_millis,
 };
 
 #[derive(sqlx::FromRow)]
@@ -60,6 +60,7 @@ struct ClaimRow {
     stage: Option<String>,
     attempts: i64,
     checkpoint: Option<String>,
+    last_error: Option<String>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -259,7 +260,7 @@ macro_rules! dialect {
                 let row: ClaimRow = sqlx::query_as(
                     "UPDATE jobs SET state = 'running', lease_owner = $1, lease_until = $2, \
                      attempts = attempts + CASE WHEN state = 'failed' THEN 0 ELSE 1 END, updated_at = $3 \
-                     WHERE id = $4 RETURNING id, forge, repo, issue_number, stage, attempts, checkpoint",
+                     WHERE id = $4 RETURNING id, forge, repo, issue_number, stage, attempts, checkpoint, last_error",
                 )
                 .bind(owner)
                 .bind(to_millis(until))
@@ -288,6 +289,7 @@ macro_rules! dialect {
                     lease_until: until,
                     checkpoint: row.checkpoint,
                     taken_over_from,
+                    last_error: row.last_error,
                 }))
             }
 
@@ -481,7 +483,7 @@ macro_rules! dialect {
                     .await
                     .map_err(db("could not read the job"))?;
                 let tries = attempts(tries)?.saturating_add(1);
-                let due = (tries < max_tries).then(|| crate::store::lease_end(now, retry_backoff(tries)));
+                let due = (tries < max_tries).then(|| crate::store::lease_end(now, report_backoff(tries)));
                 sqlx::query(
                     "UPDATE jobs SET state = 'failed', dedupe_key = NULL, lease_owner = NULL, lease_until = NULL, \
                      failure_code = $2, last_error = $3, report_attempts = $4, report_due = $5, \
@@ -512,12 +514,13 @@ macro_rules! dialect {
                 job: i64,
                 owner: &str,
                 error: &str,
+                not_before: Option<DateTime<Utc>>,
                 now: DateTime<Utc>,
             ) -> Result<DateTime<Utc>, StoreError> {
                 let mut tx = begin_write(pool).await?;
                 let attempts = attempts(hold_lease(&mut tx, job, owner, now).await?)?;
-                let backoff = retry_backoff(attempts);
-                let run_after = crate::store::lease_end(now, backoff);
+                let backoff_end = crate::store::lease_end(now, retry_backoff(attempts));
+                let run_after = not_before.map_or(backoff_end, |at| at.max(backoff_end));
                 sqlx::query(
                     "UPDATE jobs SET state = 'queued', run_after = $2, lease_owner = NULL, lease_until = NULL, \
                      last_error = $3 WHERE id = $1",
@@ -528,7 +531,8 @@ macro_rules! dialect {
                 .execute(&mut *tx)
                 .await
                 .map_err(db("could not requeue the job"))?;
-                let message = format!("attempt {attempts} failed, retrying in {}s: {error}", backoff.as_secs());
+                let wait = (run_after - now).num_seconds();
+                let message = format!("attempt {attempts} failed, retrying in {wait}s: {error}");
                 append_event(&mut tx, job, "retry", &message, now).await?;
                 commit(tx).await?;
                 Ok(run_after)

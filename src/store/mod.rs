@@ -17,10 +17,17 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
-/// The first retry waits this long; each later one waits twice as long as the one before.
-pub const RETRY_BASE: Duration = Duration::from_secs(30);
-/// No retry waits longer than this, however many attempts came before.
-pub const RETRY_CAP: Duration = Duration::from_secs(60 * 60);
+/// A job's first retry waits this long; each later one waits twice as long as the one before.
+pub const RETRY_BASE: Duration = Duration::from_secs(15);
+/// No retry of a job waits longer than this, however many attempts came before: a fault that
+/// lasts (an unreachable forge) ends the job within minutes, after 15 + 30 + 60 + 60 s of waits
+/// with the default five attempts. Only a rate limit's reset is waited for beyond it.
+pub const RETRY_CAP: Duration = Duration::from_secs(60);
+/// The first new try of a failure report the forge did not take waits this long, doubling from
+/// there: the job has ended, so its report can wait for a forge that is down for a while.
+pub const REPORT_RETRY_BASE: Duration = Duration::from_secs(30);
+/// No new try of a failure report waits longer than this.
+pub const REPORT_RETRY_CAP: Duration = Duration::from_secs(60 * 60);
 
 /// How long opening the store or starting a transaction waits for a connection before giving up.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -241,6 +248,8 @@ pub struct ClaimedJob {
     /// The worker whose lease had run out when this claim took the job over (it crashed, or
     /// stalled past its lease); `None` for a job that was waiting in the queue.
     pub taken_over_from: Option<String>,
+    /// Why an earlier attempt stopped, as the last one that said so recorded it.
+    pub last_error: Option<String>,
 }
 
 /// How a job ended.
@@ -311,8 +320,19 @@ pub struct JobDetail {
 
 /// How long the retry after `attempts` claims waits: doubling from [`RETRY_BASE`], capped at [`RETRY_CAP`].
 pub fn retry_backoff(attempts: u32) -> Duration {
-    let doublings = attempts.saturating_sub(1).min(16);
-    RETRY_BASE.saturating_mul(1u32 << doublings).min(RETRY_CAP)
+    doubling(RETRY_BASE, RETRY_CAP, attempts)
+}
+
+/// How long a failure report waits after its `tries`-th try: doubling from
+/// [`REPORT_RETRY_BASE`], capped at [`REPORT_RETRY_CAP`].
+pub fn report_backoff(tries: u32) -> Duration {
+    doubling(REPORT_RETRY_BASE, REPORT_RETRY_CAP, tries)
+}
+
+/// `base` for the first time, twice the previous wait for each later one, never above `cap`.
+fn doubling(base: Duration, cap: Duration, times: u32) -> Duration {
+    let doublings = times.saturating_sub(1).min(16);
+    base.saturating_mul(1u32 << doublings).min(cap)
 }
 
 /// The job store over one of the two supported databases.
@@ -799,20 +819,22 @@ impl Store {
         }
     }
 
-    /// Puts `job` back in the queue after [`retry_backoff`] of its attempts; returns when it may run again.
+    /// Puts `job` back in the queue after [`retry_backoff`] of its attempts, or at `not_before`
+    /// when that is later (a rate limit's reset); returns when it may run again.
     pub async fn retry_later(
         &self,
         job: i64,
         owner: &str,
         error: &str,
+        not_before: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> Result<DateTime<Utc>, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::retry_later(pool, job, owner, error, now).await
+                dialect::sqlite::retry_later(pool, job, owner, error, not_before, now).await
             }
             Store::Postgres(pool) => {
-                dialect::postgres::retry_later(pool, job, owner, error, now).await
+                dialect::postgres::retry_later(pool, job, owner, error, not_before, now).await
             }
         }
     }

@@ -217,13 +217,13 @@ async fn run_with_lease(
                 return match joined {
                     Ok(ended) => ended,
                     Err(error) if error.is_panic() => {
-                        let why = format!("the job panicked: {}", panic_text(error));
-                        (JobEnd::RetryLater(why), Vec::new())
+                        let reason = format!("the job panicked: {}", panic_text(error));
+                        (JobEnd::RetryLater { reason, not_before: None }, Vec::new())
                     }
-                    Err(error) => (
-                        JobEnd::RetryLater(format!("the job was cancelled: {error}")),
-                        Vec::new(),
-                    ),
+                    Err(error) => {
+                        let reason = format!("the job was cancelled: {error}");
+                        (JobEnd::RetryLater { reason, not_before: None }, Vec::new())
+                    }
                 };
             }
             () = tokio::time::sleep(renew_every) => {
@@ -302,8 +302,11 @@ async fn record_end(
             }
             released.map(drop)
         }
-        JobEnd::RetryLater(reason) => {
-            let at = ctx.store.retry_later(id, owner, reason, now).await;
+        JobEnd::RetryLater { reason, not_before } => {
+            let at = ctx
+                .store
+                .retry_later(id, owner, reason, *not_before, now)
+                .await;
             if let Ok(at) = &at {
                 tracing::warn!(reason, retry_at = %at, "job will be retried");
             }
@@ -326,7 +329,7 @@ fn count_end(telemetry: &Telemetry, end: &JobEnd) {
         JobEnd::Finished(Finish::Failed { code, .. }) | JobEnd::FailedUnreported { code, .. } => {
             telemetry.job_finished("failed", Some(code))
         }
-        JobEnd::RetryLater(_) => telemetry.job_finished("retry", None),
+        JobEnd::RetryLater { .. } => telemetry.job_finished("retry", None),
         JobEnd::Released => telemetry.job_finished("released", None),
     }
 }

@@ -193,15 +193,29 @@ impl BotTester {
     /// The bot against a fake GitLab whose token also opens the git remotes (as `oauth2`).
     pub async fn gitlab() -> BotTester {
         let forge = FakeGitLab::start(axum::Router::new());
+        let token = forge.token();
+        Self::gitlab_presenting(forge, token).await
+    }
+
+    /// [`gitlab`](Self::gitlab) whose client presents `token`, which the fake GitLab (and its
+    /// git remotes) do not know: a revoked or mistyped credential.
+    pub async fn gitlab_with_token(token: &str) -> BotTester {
+        let forge = FakeGitLab::start(axum::Router::new());
+        Self::gitlab_presenting(forge, SecretString::from(token.to_owned())).await
+    }
+
+    async fn gitlab_presenting(forge: FakeGitLab, presented: SecretString) -> BotTester {
         let token = secrecy::ExposeSecret::expose_secret(&forge.token()).to_owned();
         let git = GitHttpServer::start(GitHttpAuth {
             username: "oauth2".into(),
             token: token.clone(),
             read_only_token: None,
         });
+        // The redactor knows the secret the bot holds, as the service's configuration gives it.
+        let held = secrecy::ExposeSecret::expose_secret(&presented).to_owned();
         let client = GitLabClient::new(
             &forge.api_url(),
-            forge.token(),
+            presented,
             Duration::from_secs(10),
             GitLabRetry {
                 max_retries: 2,
@@ -218,7 +232,7 @@ impl BotTester {
             git,
             None,
             Some(gitlab),
-            &token,
+            &held,
             SandboxMode::Bwrap,
             None,
         )
@@ -236,7 +250,17 @@ impl BotTester {
         let forge = FakeGitHub::start(axum::Router::new());
         forge.set_token(GITHUB_TOKEN, GITHUB_BOT);
         let auth = GitHubAuth::Token(SecretString::from(GITHUB_TOKEN));
-        Self::github_with(forge, auth, GITHUB_TOKEN, mode, None).await
+        let api_url = forge.api_url();
+        Self::github_with(forge, &api_url, auth, GITHUB_TOKEN, mode, None).await
+    }
+
+    /// [`github`](Self::github) whose client is sent to `api_url` instead of the fake's API
+    /// (e.g. a closed port: a forge that cannot be reached).
+    pub async fn github_reaching(api_url: &str) -> BotTester {
+        let forge = FakeGitHub::start(axum::Router::new());
+        forge.set_token(GITHUB_TOKEN, GITHUB_BOT);
+        let auth = GitHubAuth::Token(SecretString::from(GITHUB_TOKEN));
+        Self::github_with(forge, api_url, auth, GITHUB_TOKEN, SandboxMode::Bwrap, None).await
     }
 
     /// [`github`](Self::github) with the stages answered by the model behind `llm` (a real
@@ -245,8 +269,10 @@ impl BotTester {
         let forge = FakeGitHub::start(axum::Router::new());
         forge.set_token(GITHUB_TOKEN, GITHUB_BOT);
         let auth = GitHubAuth::Token(SecretString::from(GITHUB_TOKEN));
+        let api_url = forge.api_url();
         Self::github_with(
             forge,
+            &api_url,
             auth,
             GITHUB_TOKEN,
             SandboxMode::Bwrap,
@@ -264,8 +290,10 @@ impl BotTester {
             app_id: GITHUB_APP_ID,
             private_key_pem: secrecy::SecretSlice::from(test_app_private_key()),
         };
+        let api_url = forge.api_url();
         Self::github_with(
             forge,
+            &api_url,
             auth,
             FIRST_INSTALLATION_TOKEN,
             SandboxMode::Bwrap,
@@ -276,6 +304,7 @@ impl BotTester {
 
     async fn github_with(
         forge: FakeGitHub,
+        api_url: &str,
         auth: GitHubAuth,
         git_token: &str,
         mode: SandboxMode,
@@ -286,7 +315,7 @@ impl BotTester {
             token: git_token.into(),
             read_only_token: None,
         });
-        let mut config = GitHubClientConfig::new(forge.api_url(), auth);
+        let mut config = GitHubClientConfig::new(api_url.to_owned(), auth);
         config.timeout = Duration::from_secs(10);
         config.fork_wait = FORK_WAIT;
         config.retry = GitHubRetry {
@@ -434,14 +463,27 @@ impl BotTester {
     /// Where the bot pushes new branches from now on, as after a restart with another
     /// `forge.push_to`. Waits (a little) for the tasks of finished jobs to let go of the context.
     pub fn push_to(&mut self, push_to: PushTo) {
+        self.settings().push_to = push_to;
+    }
+
+    /// Gives each job at most `attempts` attempts from now on, as `bot.max_attempts` does.
+    pub fn max_attempts(&mut self, attempts: u32) {
+        self.settings().max_attempts = attempts;
+    }
+
+    /// The worker settings, to change as a restart with another configuration would. Waits (a
+    /// little) for the tasks of finished jobs to let go of the context.
+    fn settings(&mut self) -> &mut WorkerSettings {
         for _ in 0..500 {
-            if let Some(context) = Arc::get_mut(&mut self.context) {
-                context.settings.push_to = push_to;
-                return;
+            if Arc::get_mut(&mut self.context).is_some() {
+                break;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        panic!("a worker still holds the context: stop the workers first");
+        match Arc::get_mut(&mut self.context) {
+            Some(context) => &mut context.settings,
+            None => panic!("a worker still holds the context: stop the workers first"),
+        }
     }
 
     pub fn gitlab_fake(&self) -> &FakeGitLab {

@@ -6,7 +6,7 @@ use crate::git::{BranchName, CommitSha, Workspace};
 use crate::store::ChangeRequestRecord;
 use crate::worker::publish::{ChangeRequestFacts, StatusOutcome, Step, change_request_body};
 
-use super::stop::{Stop, forge_stop, git_stop};
+use super::stop::{Fault, Stop, forge_stop, git_stop};
 use super::{JobRun, Request};
 
 impl JobRun {
@@ -20,7 +20,10 @@ impl JobRun {
         let fixed = self.fixed()?;
         let branch = BranchName::new(&fixed.branch).map_err(git_stop(stage))?;
         let workspace = Workspace::open(self.job_dir().join("worktree")).map_err(|_| {
-            Stop::Retry("the job's worktree is gone; the change will be made again".into())
+            Stop::Retry(Fault::internal(
+                stage,
+                "the job's worktree is gone; the change will be made again",
+            ))
         });
         let workspace = match workspace {
             Ok(workspace) => workspace,

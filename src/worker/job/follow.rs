@@ -13,7 +13,7 @@ use crate::worker::own_marks::Own;
 use crate::worker::replies;
 
 use super::prepare::{mirror_key, validation_detail};
-use super::stop::{Stop, failed_io, forge_stop, git_stop};
+use super::stop::{Fault, Stop, failed_io, forge_stop, git_stop};
 use super::{JobRun, Request, remove_dir_if_present};
 
 /// What following the base came to.
@@ -252,9 +252,10 @@ impl JobRun {
                 self.save("push", &format!("pushed the rebased {pushed} to {branch}"))
                     .await
             }
-            Err(GitError::RemoteBranchMoved { .. }) => Err(Stop::Retry(
-                "the branch moved while it was rebased; following the base again".into(),
-            )),
+            Err(GitError::RemoteBranchMoved { .. }) => Err(Stop::Retry(Fault::moved(
+                "push",
+                "the branch moved while it was rebased; following the base again",
+            ))),
             Err(error) => Err(git_stop("push")(error)),
         }
     }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 
 use super::WorkerContext;
 use crate::failure::FailureCode;
@@ -30,14 +30,18 @@ use cancel::CancelledBy;
 pub use checkpoint::JobFacts;
 use checkpoint::{Checkpoint, FixedChange};
 use gather::Work;
-use stop::{Failed, Stop, finish_stage, forge_stop};
+use stop::{Failed, Fault, Stop, finish_stage, forge_stop};
 
 /// How a run of a job ended, for the pool to record.
 #[derive(Debug)]
 pub enum JobEnd {
     Finished(Finish),
-    /// A transient fault: run the job again later, from its checkpoint.
-    RetryLater(String),
+    /// A transient fault (`reason`): run the job again later, from its checkpoint, and not
+    /// before `not_before` (a rate limit's reset) when that is later than its backoff.
+    RetryLater {
+        reason: String,
+        not_before: Option<DateTime<Utc>>,
+    },
     /// The job failed, and the forge did not take its failure report (`why`).
     FailedUnreported {
         code: String,
@@ -194,7 +198,10 @@ impl JobRun {
         match outcome {
             Ok(()) => JobEnd::Finished(Finish::Succeeded),
             Err(Stop::Finished(finish)) => JobEnd::Finished(finish),
-            Err(Stop::Retry(reason)) => JobEnd::RetryLater(reason),
+            Err(Stop::Retry(fault)) => match self.retry_or_fail(fault) {
+                Ok(retry) => retry,
+                Err(failed) => self.fail(forge, request, failed).await,
+            },
             Err(Stop::Drained) => JobEnd::Released,
             Err(Stop::Failed(failed)) if failed.code == FailureCode::Cancelled => {
                 self.cancelled(forge, request, failed).await
@@ -204,15 +211,32 @@ impl JobRun {
     }
 
     fn stopped_before_forge(&self, stop: Stop) -> JobEnd {
-        match stop {
-            Stop::Retry(reason) => JobEnd::RetryLater(reason),
-            Stop::Drained => JobEnd::Released,
-            Stop::Finished(finish) => JobEnd::Finished(finish),
-            Stop::Failed(failed) => JobEnd::Finished(Finish::Failed {
-                code: failed.code.to_string(),
-                error: failed.reason,
-            }),
+        let failed = match stop {
+            Stop::Retry(fault) => match self.retry_or_fail(fault) {
+                Ok(retry) => return retry,
+                Err(failed) => failed,
+            },
+            Stop::Drained => return JobEnd::Released,
+            Stop::Finished(finish) => return JobEnd::Finished(finish),
+            Stop::Failed(failed) => failed,
+        };
+        JobEnd::Finished(Finish::Failed {
+            code: failed.code.to_string(),
+            error: self.redactor.redact(&failed.reason),
+        })
+    }
+
+    /// A fault that may pass sends the job back to the queue, unless this was its last allowed
+    /// attempt: then the fault, with its own code and words, is the job's failure.
+    fn retry_or_fail(&self, fault: Fault) -> Result<JobEnd, Failed> {
+        let attempts = self.job.attempts;
+        if attempts < self.ctx.settings.max_attempts {
+            return Ok(JobEnd::RetryLater {
+                reason: self.redactor.redact(&fault.reason),
+                not_before: fault.not_before,
+            });
         }
+        Err(fault.into_failure(attempts, self.job.id))
     }
 
     async fn stages(&mut self, forge: &dyn Forge, request: &Request) -> Result<(), Stop> {
@@ -225,12 +249,18 @@ impl JobRun {
             }));
         }
         if self.job.attempts > self.ctx.settings.max_attempts {
+            // A fault on the last allowed attempt ended the job there: only a crash (a panic,
+            // a worker that died) brings it here, with the last fault any attempt recorded.
+            let last = match &self.job.last_error {
+                Some(error) => format!("; the last fault recorded: {error}"),
+                None => String::new(),
+            };
             return Err(Stop::Failed(Failed {
                 stage: "worker".into(),
                 code: FailureCode::RetriesExhausted,
                 reason: format!(
-                    "the job was started {} times without finishing (crashes or transient faults); \
-                     see `autofix jobs show {}`",
+                    "the job was started {} times without finishing (crashes or lost workers{last}); \
+                     history: `autofix jobs show {}`",
                     self.job.attempts - 1,
                     self.job.id
                 ),
@@ -295,10 +325,12 @@ impl JobRun {
     }
 
     fn fixed(&self) -> Result<FixedChange, Stop> {
-        self.checkpoint
-            .fixed
-            .clone()
-            .ok_or_else(|| Stop::Retry("the committed change is not recorded".into()))
+        self.checkpoint.fixed.clone().ok_or_else(|| {
+            Stop::Retry(Fault::internal(
+                "push",
+                "the committed change is not recorded",
+            ))
+        })
     }
 
     /// Saves the checkpoint and notes the stage in the job's history; a lost lease ends this run.

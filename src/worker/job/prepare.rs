@@ -15,7 +15,7 @@ use crate::worker::authorize::{self, CheckError, Verdict};
 use crate::worker::publish::{Refusal, StatusOutcome, StatusView, Step, refusal_comment};
 
 use super::checkpoint::FixedChange;
-use super::stop::{Failed, Stop, failed_io, forge_stop, git_stop};
+use super::stop::{Failed, Fault, Stop, failed_io, forge_stop, git_stop};
 use super::{JobRun, Request, remove_dir_if_present};
 
 impl JobRun {
@@ -101,7 +101,7 @@ impl JobRun {
             .await
         {
             if error.is_retryable() {
-                return Stop::Retry(error.to_string());
+                return Stop::Retry(Fault::forge("authorize", &error));
             }
             tracing::warn!(job = self.job.id, %error, "could not post the refusal comment");
         }
@@ -180,9 +180,10 @@ impl JobRun {
         workspace: &Workspace,
     ) -> Result<(), Stop> {
         let Some(issue) = self.checkpoint.issue.clone() else {
-            return Err(Stop::Retry(
-                "the issue text is not at hand after a restart; reading it again".into(),
-            ));
+            return Err(Stop::Retry(Fault::internal(
+                "fix",
+                "the issue text is not at hand after a restart; reading it again",
+            )));
         };
         let (issue, approval) = match (&self.checkpoint.approved, &self.checkpoint.replan) {
             (Some(approved), _) => (issue, Approval::Approved(Box::new(approved.clone()))),

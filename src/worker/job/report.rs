@@ -60,10 +60,10 @@ impl JobRun {
                 error: report.reason,
             }),
             // The job has ended; only its report is owed, and tried again on its own.
-            Err(Stop::Retry(why)) => JobEnd::FailedUnreported {
+            Err(Stop::Retry(fault)) => JobEnd::FailedUnreported {
                 code: report.code.to_string(),
                 error: report.reason,
-                why,
+                why: fault.reason,
             },
             Err(Stop::Finished(finish)) => JobEnd::Finished(finish),
             // Never returned while publishing: the failure is decided and saved.

@@ -14,7 +14,7 @@ use crate::worker::replies::{self, Revised};
 
 use super::checkpoint::{FixedChange, RevisionTarget};
 use super::prepare::{mirror_key, validation_detail};
-use super::stop::{Failed, Stop, failed_io, forge_stop, git_stop};
+use super::stop::{Failed, Fault, Stop, failed_io, forge_stop, git_stop};
 use super::{JobRun, Request, remove_dir_if_present};
 
 /// Most characters of the change request's current diff shown to the model.
@@ -141,10 +141,12 @@ impl JobRun {
         ask: &RevisionAsk<'_>,
     ) -> Result<Result<(), Failed>, Stop> {
         let stage = "revise";
-        let mut target =
-            self.checkpoint.revision.clone().ok_or_else(|| {
-                Stop::Retry("the change request to revise is not recorded".into())
-            })?;
+        let mut target = self.checkpoint.revision.clone().ok_or_else(|| {
+            Stop::Retry(Fault::internal(
+                stage,
+                "the change request to revise is not recorded",
+            ))
+        })?;
         let mirror = self
             .ctx
             .mirrors
@@ -237,10 +239,12 @@ impl JobRun {
         let target_repo = self.decided_home().repo(&request.repo).clone();
         let credentials = &self.git_credentials_for(forge, &target_repo, stage).await?;
         let fixed = self.fixed()?;
-        let target =
-            self.checkpoint.revision.clone().ok_or_else(|| {
-                Stop::Retry("the change request to revise is not recorded".into())
-            })?;
+        let target = self.checkpoint.revision.clone().ok_or_else(|| {
+            Stop::Retry(Fault::internal(
+                stage,
+                "the change request to revise is not recorded",
+            ))
+        })?;
         let branch = BranchName::new(&fixed.branch).map_err(git_stop(stage))?;
         let commit = CommitSha::parse(&fixed.commit).map_err(git_stop(stage))?;
         let head = CommitSha::parse(&target.head).map_err(git_stop(stage))?;
@@ -274,7 +278,10 @@ impl JobRun {
         self.checkpoint.fixed = None;
         self.save("revise", &format!("{why}; revising again"))
             .await?;
-        Err(Stop::Retry(format!("{why}; the revision is made again")))
+        Err(Stop::Retry(Fault::moved(
+            "revise",
+            format!("{why}; the revision is made again"),
+        )))
     }
 }
 

@@ -1,6 +1,8 @@
 //! Why a stage stopped (failed for good, to retry, or finished) and how forge, git and store errors
 //! become one of those.
 
+use chrono::{DateTime, Utc};
+
 use crate::failure::FailureCode;
 use crate::forge::ForgeError;
 use crate::git::GitError;
@@ -36,10 +38,76 @@ impl Failed {
     }
 }
 
+/// A fault that may pass: the job runs again later, unless this was its last allowed attempt,
+/// when the fault becomes its failure, reported with this stage, code and reason.
+pub(super) struct Fault {
+    pub(super) stage: String,
+    pub(super) code: FailureCode,
+    pub(super) reason: String,
+    /// No sooner than this is another attempt worth making (a rate limit's reset).
+    pub(super) not_before: Option<DateTime<Utc>>,
+}
+
+impl Fault {
+    /// A forge's transient fault or rate limit, with the forge's own words.
+    pub(super) fn forge(stage: &str, error: &ForgeError) -> Fault {
+        let not_before = match error {
+            ForgeError::RateLimited { reset_at, .. } => Some(*reset_at),
+            _ => None,
+        };
+        Fault {
+            stage: stage.into(),
+            code: FailureCode::ForgeError,
+            reason: error.to_string(),
+            not_before,
+        }
+    }
+
+    /// The branch moved under the job while it worked: the next attempt starts from where it is.
+    pub(super) fn moved(stage: &str, reason: impl Into<String>) -> Fault {
+        Fault {
+            stage: stage.into(),
+            code: FailureCode::GitConflict,
+            reason: reason.into(),
+            not_before: None,
+        }
+    }
+
+    /// The bot's own state stopped this attempt (its job store failed, or a restart lost what
+    /// the attempt needs): the next one starts over. Should that last, the job was started as
+    /// often as allowed without finishing.
+    pub(super) fn internal(stage: &str, reason: impl Into<String>) -> Fault {
+        Fault {
+            stage: stage.into(),
+            code: FailureCode::RetriesExhausted,
+            reason: reason.into(),
+            not_before: None,
+        }
+    }
+
+    /// The failure this fault is when it met the job's last allowed attempt: its own code and
+    /// words first, then how many attempts there were and where their history is.
+    pub(super) fn into_failure(self, attempts: u32, job: i64) -> Failed {
+        let which = match attempts {
+            0 | 1 => "the job's only attempt".to_owned(),
+            _ => format!("the last of the job's {attempts} attempts"),
+        };
+        Failed {
+            stage: self.stage,
+            code: self.code,
+            reason: format!(
+                "{} ({which}; history: `autofix jobs show {job}`)",
+                self.reason
+            ),
+            output_tail: None,
+        }
+    }
+}
+
 /// Why a stage stopped.
 pub(super) enum Stop {
     Failed(Failed),
-    Retry(String),
+    Retry(Fault),
     Finished(Finish),
     /// The server is stopping; the checkpoint holds everything done so far.
     Drained,
@@ -47,14 +115,20 @@ pub(super) enum Stop {
 
 impl From<StoreError> for Stop {
     fn from(error: StoreError) -> Self {
-        Stop::Retry(format!("the job store failed: {error}"))
+        Stop::Retry(Fault::internal(
+            "worker",
+            format!("the job store failed: {error}"),
+        ))
     }
 }
 
+/// A forge's error as a stop: a rate limit or transient fault is retried (`FORGE_ERROR` should
+/// it last), a refused credential or permission fails at once (`PERMISSION_DENIED`), and any
+/// other refusal fails at once too (`FORGE_ERROR`).
 pub(super) fn forge_stop(stage: &'static str) -> impl Fn(ForgeError) -> Stop {
     move |error| {
         if error.is_retryable() {
-            return Stop::Retry(error.to_string());
+            return Stop::Retry(Fault::forge(stage, &error));
         }
         let code = match error {
             ForgeError::Unauthorized { .. } | ForgeError::Forbidden { .. } => {
@@ -105,7 +179,7 @@ impl Stop {
     pub(super) fn describe(&self) -> String {
         match self {
             Stop::Failed(failed) => format!("{} {}", failed.code, failed.reason),
-            Stop::Retry(reason) => format!("to be retried: {reason}"),
+            Stop::Retry(fault) => format!("to be retried: {} {}", fault.code, fault.reason),
             Stop::Drained => "the server is stopping".into(),
             Stop::Finished(Finish::Succeeded) => "finished".into(),
             Stop::Finished(Finish::Failed { code, error }) => format!("{code} {error}"),
