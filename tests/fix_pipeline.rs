@@ -5,9 +5,10 @@ mod support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 
 use serde_json::{Value, json};
-use support::fix_cli::Fix;
+use support::fix_cli::{Fix, fix_command};
 use support::repo::{BUGGY_PY, Repo};
 use support::scripted_llm::{Reply, ScriptedLlm};
 
@@ -854,6 +855,69 @@ fn a_dirty_tree_a_detached_head_or_a_plain_folder_is_refused_before_any_query() 
     let plain = tempfile::tempdir().unwrap();
     let fix = Fix::run(plain.path(), &llm, &issue(13, "x is wrong somewhere"));
     assert_eq!(fix.result()["failure_code"], "PREFLIGHT");
+    assert!(llm.requests().is_empty());
+}
+
+#[test]
+fn runs_started_together_each_get_a_folder_of_their_own_named_after_the_issue_file_s_number() {
+    let repo = python_repo("");
+    // A dirty tree fails preflight at once: the runs start and end within the same second.
+    repo.write("notes.txt", "mine\n");
+    let llm = ScriptedLlm::start();
+    let issue_dir = tempfile::tempdir().unwrap();
+    let issue_file = issue_dir.path().join("issue.json");
+    fs::write(
+        &issue_file,
+        issue(7, "clamp ignores its bounds").to_string(),
+    )
+    .unwrap();
+
+    let started: Vec<_> = (0..3)
+        .map(|_| {
+            fix_command(repo.path(), &llm, &issue_file)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut printed: Vec<String> = started
+        .into_iter()
+        .map(|run| String::from_utf8(run.wait_with_output().unwrap().stdout).unwrap())
+        .filter_map(|stdout| {
+            let line = stdout
+                .lines()
+                .find(|line| line.starts_with("artifacts: "))?;
+            Some(line["artifacts: ".len()..].to_string())
+        })
+        .collect();
+    printed.sort();
+
+    let runs = repo.path().join(".git/autofix/runs");
+    let mut folders: Vec<String> = fs::read_dir(&runs)
+        .unwrap()
+        .map(|entry| entry.unwrap().path().display().to_string())
+        .collect();
+    folders.sort();
+    assert_eq!(folders.len(), 3, "one folder per run: {folders:?}");
+    assert_eq!(printed, folders, "each run names its own folder");
+    let stamp = regex::Regex::new(r"^issue-7-\d{8}-\d{6}(-[23])?$").unwrap();
+    for folder in &folders {
+        let name = Path::new(folder).file_name().unwrap().to_string_lossy();
+        assert!(stamp.is_match(&name), "{name}");
+        let run_log = fs::read_to_string(Path::new(folder).join("run.log")).unwrap();
+        assert_eq!(
+            run_log.matches("FAILED PREFLIGHT at preflight").count(),
+            1,
+            "one run per log: {run_log}"
+        );
+        let result: Value = serde_json::from_str(
+            &fs::read_to_string(Path::new(folder).join("RESULT.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(result["artifacts"], folder.as_str());
+        assert_eq!(result["failure_code"], "PREFLIGHT");
+    }
     assert!(llm.requests().is_empty());
 }
 

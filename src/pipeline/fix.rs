@@ -108,7 +108,8 @@ pub struct FixOptions {
     pub issue_number: Option<u64>,
     /// The `Autofix-Job` trailer of the commit; `fix-<issue>` when not given.
     pub job_id: Option<String>,
-    /// Artifact folder; by default `<git dir>/autofix/runs/<issue>-<time>`.
+    /// Artifact folder; by default `<git dir>/autofix/runs/issue-<number>-<time>`. Either way a
+    /// folder another run holds is left alone and `<folder>-2` (`-3`, …) used instead.
     pub artifacts: Option<PathBuf>,
     pub identity: Identity,
     pub default_validate_timeout: Duration,
@@ -220,21 +221,30 @@ async fn run(
     work: Work,
 ) -> Result<FixSummary, String> {
     let workspace = Workspace::open(&options.repo);
+    let issue = match &options.issue {
+        IssueInput::Given(issue) => Ok(issue.clone()),
+        IssueInput::File(path) => read_issue_file(path),
+    };
+    let number = options
+        .issue_number
+        .or(issue.as_ref().ok().and_then(|issue| issue.number));
+    let name = run_name(number, chrono::Local::now());
     let artifacts = match (&options.artifacts, &workspace) {
         (Some(dir), _) => dir.clone(),
-        (None, Ok(ws)) => ws
-            .git_dir()
-            .join("autofix")
-            .join("runs")
-            .join(run_name(options)),
-        (None, Err(_)) => std::env::temp_dir()
-            .join("autofix-runs")
-            .join(run_name(options)),
+        (None, Ok(ws)) => ws.git_dir().join("autofix").join("runs").join(name),
+        (None, Err(_)) => std::env::temp_dir().join("autofix-runs").join(name),
     };
     let log = RunLog::create(&artifacts, options.redactor.clone())?;
-    let mut summary = FixSummary::new(artifacts);
+    if log.dir() != artifacts {
+        log.line(&format!(
+            "artifacts: {} holds another run; this run's are in {}",
+            artifacts.display(),
+            log.dir().display()
+        ));
+    }
+    let mut summary = FixSummary::new(log.dir().to_path_buf());
     let clock = options.stages.start("preflight");
-    let outcome = match finish_stage(clock, preflight(options, workspace, &log)) {
+    let outcome = match finish_stage(clock, preflight(options, issue, workspace, &log)) {
         Err(failed) => Err(failed),
         Ok(ready) => {
             let mut job = Job::new(options, llm, &ready, &log, &mut summary);
@@ -293,9 +303,10 @@ impl FixSummary {
     }
 }
 
-fn run_name(options: &FixOptions) -> String {
-    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
-    match options.issue_number {
+/// The default artifact folder's name: `issue-<number>-<time>`, `issue-<time>` without a number.
+fn run_name(number: Option<u64>, at: chrono::DateTime<chrono::Local>) -> String {
+    let stamp = at.format("%Y%m%d-%H%M%S");
+    match number {
         Some(number) => format!("issue-{number}-{stamp}"),
         None => format!("issue-{stamp}"),
     }
@@ -343,17 +354,14 @@ struct Ready {
 
 fn preflight(
     options: &FixOptions,
+    issue: Result<Issue, String>,
     workspace: Result<Workspace, crate::git::GitError>,
     log: &RunLog,
 ) -> Result<Ready, Failed> {
     let invalid = |reason: String| Failed::new(FailureCode::InvalidInput, "preflight", reason);
     let git =
         |err: crate::git::GitError| Failed::new(err.failure_code(), "preflight", err.to_string());
-    let issue = match &options.issue {
-        IssueInput::Given(issue) => issue.clone(),
-        IssueInput::File(path) => read_issue_file(path).map_err(invalid)?,
-    };
-    let issue = sanitised(issue, log);
+    let issue = sanitised(issue.map_err(invalid)?, log);
     let number = options.issue_number.or(issue.number).ok_or_else(|| {
         invalid("the issue has no number: give one in the file or with --issue-number".into())
     })?;
@@ -1724,4 +1732,19 @@ fn finish_stage<T>(clock: StageClock, result: Result<T, Failed>) -> Result<T, Fa
 
 fn io_failure(stage: &'static str) -> impl Fn(String) -> Failed {
     move |reason| Failed::new(FailureCode::Preflight, stage, reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn the_default_folder_is_named_by_the_issue_number_and_the_second_the_run_started() {
+        let at = chrono::Local
+            .with_ymd_and_hms(2026, 11, 26, 10, 15, 0)
+            .unwrap();
+        assert_eq!(run_name(Some(7), at), "issue-7-20261126-101500");
+        assert_eq!(run_name(None, at), "issue-20261126-101500");
+    }
 }

@@ -1,9 +1,9 @@
-//! The artifact folder of an `autofix fix` run: `run.log` (one line per event, with the time
-//! since the start, control characters escaped), the stage JSON files, every prompt and
-//! answer, every command's output.
+//! The artifact folder of an `autofix fix` run, claimed by that run alone: `run.log` (one line
+//! per event, with the time since the start, control characters escaped), the stage JSON
+//! files, every prompt and answer, every command's output.
 
 use std::fs;
-use std::io::Write;
+use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -12,6 +12,9 @@ use serde::Serialize;
 
 use crate::quote::one_line;
 use crate::redact::Redactor;
+
+/// Most folders tried beside the one asked for (`<folder>-2` … `<folder>-1000`).
+const MAX_SIBLINGS: u32 = 1000;
 
 pub struct RunLog {
     dir: PathBuf,
@@ -23,21 +26,24 @@ pub struct RunLog {
 }
 
 impl RunLog {
-    pub fn create(dir: &Path, redactor: Redactor) -> Result<RunLog, String> {
+    /// Opens the log of a run in a folder no other run holds: `wanted` when it is new or
+    /// empty, else the first of `wanted-2`, `wanted-3`, … that is. [`RunLog::dir`] says which.
+    pub fn create(wanted: &Path, redactor: Redactor) -> Result<RunLog, String> {
+        let dir = claim(wanted)?;
         for sub in ["rounds", "logs"] {
             fs::create_dir_all(dir.join(sub)).map_err(|err| {
                 format!("cannot create the artifact folder {}: {err}", dir.display())
             })?;
         }
         Ok(RunLog {
-            dir: dir.to_path_buf(),
+            dir,
             redactor,
             started: Instant::now(),
             commands: Mutex::new(0),
         })
     }
 
-    /// The artifact folder.
+    /// The artifact folder: the one asked for, or the sibling taken because another run held it.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -78,5 +84,154 @@ impl RunLog {
         let mut count = self.commands.lock().unwrap_or_else(|p| p.into_inner());
         *count += 1;
         self.write_text(&format!("logs/{:02}-{name}.log", *count), output)
+    }
+}
+
+/// The first of `wanted`, `wanted-2`, `wanted-3`, … that this run could make its own. A folder
+/// is taken by creating it (or finding it empty) and then creating its `run.log`, which only
+/// one process can do: two runs started in the same second never share a folder, and a folder
+/// holding an earlier run (or anything else) is left as it is.
+fn claim(wanted: &Path) -> Result<PathBuf, String> {
+    let cannot = |path: &Path, err: std::io::Error| {
+        format!(
+            "cannot create the artifact folder {}: {err}",
+            path.display()
+        )
+    };
+    if let Some(parent) = wanted
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+    {
+        fs::create_dir_all(parent).map_err(|err| cannot(wanted, err))?;
+    }
+    for number in 1..=MAX_SIBLINGS {
+        let candidate = if number == 1 {
+            wanted.to_path_buf()
+        } else {
+            sibling(wanted, number)?
+        };
+        match fs::create_dir(&candidate) {
+            Ok(()) => {}
+            Err(err) if err.kind() == ErrorKind::AlreadyExists => {
+                if !is_empty_folder(&candidate) {
+                    continue;
+                }
+            }
+            Err(err) => return Err(cannot(&candidate, err)),
+        }
+        let run_log = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(candidate.join("run.log"));
+        match run_log {
+            Ok(_) => return Ok(candidate),
+            // Another run found the folder empty too and took it first.
+            Err(err) if err.kind() == ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(cannot(&candidate, err)),
+        }
+    }
+    Err(format!(
+        "cannot create the artifact folder {}: it and the {} numbered beside it are all taken",
+        wanted.display(),
+        MAX_SIBLINGS - 1
+    ))
+}
+
+/// `<folder>-<number>` beside `wanted`.
+fn sibling(wanted: &Path, number: u32) -> Result<PathBuf, String> {
+    let name = wanted.file_name().ok_or_else(|| {
+        format!(
+            "the artifact folder {} already holds files, and has no name to number a new one \
+             beside it; give a new or empty folder",
+            wanted.display()
+        )
+    })?;
+    let mut name = name.to_os_string();
+    name.push(format!("-{number}"));
+    Ok(wanted.with_file_name(name))
+}
+
+fn is_empty_folder(path: &Path) -> bool {
+    fs::read_dir(path).is_ok_and(|mut entries| entries.next().is_none())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folder_names(parent: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(parent)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn three_runs_asking_for_the_same_folder_get_three_folders_each_with_its_own_log() {
+        let runs = tempfile::tempdir().unwrap();
+        let wanted = runs.path().join("issue-7-20261126-101500");
+        let logs: Vec<RunLog> = (0..3)
+            .map(|_| RunLog::create(&wanted, Redactor::new()).unwrap())
+            .collect();
+        for (index, log) in logs.iter().enumerate() {
+            log.line(&format!("run {index}"));
+            log.write_json("RESULT.json", &index).unwrap();
+        }
+
+        assert_eq!(
+            folder_names(runs.path()),
+            [
+                "issue-7-20261126-101500",
+                "issue-7-20261126-101500-2",
+                "issue-7-20261126-101500-3"
+            ]
+        );
+        for (index, log) in logs.iter().enumerate() {
+            let run_log = fs::read_to_string(log.dir().join("run.log")).unwrap();
+            assert_eq!(run_log.lines().count(), 1, "{run_log}");
+            assert!(run_log.ends_with(&format!("] run {index}\n")), "{run_log}");
+            let result = fs::read_to_string(log.dir().join("RESULT.json")).unwrap();
+            assert_eq!(result, format!("{index}\n"));
+        }
+    }
+
+    #[test]
+    fn a_given_folder_is_used_when_empty_and_passed_over_when_it_holds_anything() {
+        let parent = tempfile::tempdir().unwrap();
+        let empty = parent.path().join("made-by-mktemp");
+        fs::create_dir(&empty).unwrap();
+        assert_eq!(
+            RunLog::create(&empty, Redactor::new()).unwrap().dir(),
+            empty
+        );
+
+        let notes = parent.path().join("notes");
+        fs::create_dir(&notes).unwrap();
+        fs::write(notes.join("todo.txt"), "mine\n").unwrap();
+        let log = RunLog::create(&notes, Redactor::new()).unwrap();
+        assert_eq!(log.dir(), parent.path().join("notes-2"));
+        assert_eq!(
+            folder_names(&notes),
+            ["todo.txt"],
+            "nothing added beside it"
+        );
+
+        let file = parent.path().join("a-file");
+        fs::write(&file, "").unwrap();
+        let log = RunLog::create(&file, Redactor::new()).unwrap();
+        assert_eq!(log.dir(), parent.path().join("a-file-2"));
+    }
+
+    #[test]
+    fn a_folder_whose_parents_are_missing_is_made_with_them() {
+        let root = tempfile::tempdir().unwrap();
+        let wanted = root
+            .path()
+            .join(".git/autofix/runs/issue-3-20260101-000000");
+        let log = RunLog::create(&wanted, Redactor::new()).unwrap();
+        assert_eq!(log.dir(), wanted);
+        assert!(wanted.join("rounds").is_dir() && wanted.join("logs").is_dir());
     }
 }

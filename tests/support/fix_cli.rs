@@ -41,23 +41,8 @@ impl Fix {
         let artifacts = tempfile::tempdir().unwrap();
         let issue_file = artifacts.path().join("issue.json");
         fs::write(&issue_file, issue.to_string()).unwrap();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_autofix"));
-        command
-            .arg("fix")
-            .arg("--repo")
-            .arg(repo)
-            .arg("--issue-file")
-            .arg(&issue_file)
-            .arg("--out")
-            .arg(artifacts.path().join("run"))
-            .env("AUTOFIX__LLM__PROVIDER", "anthropic")
-            .env("AUTOFIX__LLM__BASE_URL", llm.base_url())
-            .env("AUTOFIX__LLM__MODEL", "claude-test")
-            .env("AUTOFIX__LLM__API_KEY", "sk-ant-test")
-            .env("AUTOFIX__LLM__MAX_RETRIES", "0")
-            .env("AUTOFIX__GIT__AUTHOR_NAME", "autofix-bot")
-            .env("AUTOFIX__GIT__AUTHOR_EMAIL", "bot@autofix.example")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null");
+        let mut command = fix_command(repo, llm, &issue_file);
+        command.arg("--out").arg(artifacts.path().join("run"));
         adjust(&mut command);
         let output = command.output().unwrap();
         Fix { output, artifacts }
@@ -84,6 +69,27 @@ impl Fix {
     pub fn run_log(&self) -> String {
         fs::read_to_string(self.dir().join("run.log")).unwrap()
     }
+}
+
+/// `autofix fix` on `repo` for the issue in `issue_file`, answered by `llm`, its artifacts where
+/// it puts them unless an `--out` is added.
+pub fn fix_command(repo: &Path, llm: &ScriptedLlm, issue_file: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_autofix"));
+    command
+        .arg("fix")
+        .arg("--repo")
+        .arg(repo)
+        .arg("--issue-file")
+        .arg(issue_file)
+        .env("AUTOFIX__LLM__PROVIDER", "anthropic")
+        .env("AUTOFIX__LLM__BASE_URL", llm.base_url())
+        .env("AUTOFIX__LLM__MODEL", "claude-test")
+        .env("AUTOFIX__LLM__API_KEY", "sk-ant-test")
+        .env("AUTOFIX__LLM__MAX_RETRIES", "0")
+        .env("AUTOFIX__GIT__AUTHOR_NAME", "autofix-bot")
+        .env("AUTOFIX__GIT__AUTHOR_EMAIL", "bot@autofix.example")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null");
+    command
 }
 
 /// The options of a revalidation of issue 7 on `repo`, sandboxed, its artifacts under `out`.
