@@ -32,7 +32,8 @@ pub enum FailureCode {
     BudgetExceeded,
     /// The repository is not in a state the job can start from (not git, dirty, detached).
     Preflight,
-    /// The repository's configuration or the job's input is invalid.
+    /// The repository's configuration or the job's input is invalid (an issue that is not
+    /// actionable, a plan that names files that do not exist even when asked again).
     InvalidInput,
     /// The forge's API refused or failed a request the job needed (other than a permission).
     ForgeError,

@@ -488,6 +488,161 @@ fn a_plan_naming_a_path_outside_the_repository_is_asked_for_once_more() {
     );
 }
 
+/// What a small model answered for a Python repository: the prompt example's Rust files.
+fn plan_copied_from_the_example() -> String {
+    json!({"plan_steps": ["handle empty input"],
+           "file_changes": [{"path": "src/parser.rs", "operation": "MODIFY", "line_range": [40, 52]},
+                            {"path": "tests/parser.rs", "operation": "MODIFY"}],
+           "commit_summary": "return an error for empty input in parse", "scope": "parser"})
+    .to_string()
+}
+
+/// The Python project with a parser beside `calc.py`, so a path like `src/parser.rs` has
+/// real neighbours to be shown.
+fn python_repo_with_a_parser() -> Repo {
+    Repo::python_project(&[
+        (".autofix.toml", PY_VALIDATE),
+        (
+            "calc_parser.py",
+            "def parse(text):\n    return float(text)\n",
+        ),
+        ("docs/parser.md", "# The parser\n"),
+    ])
+}
+
+/// The closest paths a corrective prompt offers for `path`.
+fn offered_for(prompt: &str, path: &str) -> Vec<String> {
+    let start = format!("{path} (closest: ");
+    let at = prompt
+        .find(&start)
+        .unwrap_or_else(|| panic!("no closest paths for {path}: {prompt}"));
+    let rest = &prompt[at + start.len()..];
+    rest[..rest.find(')').unwrap()]
+        .split(", ")
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_plan_naming_files_that_do_not_exist_is_asked_again_with_the_closest_real_paths() {
+    let repo = python_repo_with_a_parser();
+    let llm = ScriptedLlm::start();
+    llm.reply_text_for_stage("triage", triage("fix"));
+    llm.reply_text_for_stage("plan", plan_copied_from_the_example());
+    // The corrected plan also creates a test file: a file to create need not exist.
+    llm.reply_text_for_stage(
+        "plan",
+        json!({"plan_steps": ["clamp both ends", "test the edges"],
+               "file_changes": [{"path": "calc.py", "operation": "MODIFY"},
+                                {"path": "test_clamp_edges.py", "operation": "CREATE"}],
+               "commit_summary": "clamp values to both ends of the range", "scope": "calc"})
+        .to_string(),
+    );
+    llm.reply_text_for_stage(
+        "edit",
+        format!(
+            "{}{}",
+            clamp_fix(),
+            search_replace(
+                "test_clamp_edges.py",
+                "",
+                "from calc import clamp\n\n\ndef test_clamp_at_the_edges():\n    assert clamp(3, 0, 3) == 3\n",
+            )
+        ),
+    );
+    llm.reply_text_for_stage("audit", accepted());
+
+    let fix = Fix::run(repo.path(), &llm, &issue(7, "clamp ignores its bounds"));
+
+    let result = fix.result();
+    assert_eq!(result["committed"], true, "{}", fix.run_log());
+    assert_eq!(result["corrections"], 1);
+    assert_eq!(
+        result["changed_files"],
+        json!(["calc.py", "test_clamp_edges.py"])
+    );
+    let retry = llm.requests()[2].prompt().unwrap();
+    assert!(
+        retry.contains(
+            "The problem: the plan names files that do not exist: src/parser.rs (closest: "
+        ),
+        "{retry}"
+    );
+    let for_source = offered_for(&retry, "src/parser.rs");
+    assert!(
+        for_source.contains(&"docs/parser.md".to_string())
+            && for_source.contains(&"calc_parser.py".to_string()),
+        "{for_source:?}"
+    );
+    assert!(for_source.len() <= 5, "{for_source:?}");
+    assert!(!offered_for(&retry, "tests/parser.rs").is_empty());
+    assert!(retry.contains("the operation CREATE"), "{retry}");
+    llm.assert_done();
+}
+
+#[test]
+fn a_second_plan_naming_files_that_do_not_exist_ends_the_job_as_invalid_input() {
+    let repo = python_repo_with_a_parser();
+    let baseline = repo.head();
+    let llm = ScriptedLlm::start();
+    llm.reply_text_for_stage("triage", triage("fix"));
+    llm.reply_text_for_stage("plan", plan_copied_from_the_example());
+    llm.reply_text_for_stage("plan", plan_copied_from_the_example());
+
+    let fix = Fix::run(repo.path(), &llm, &issue(7, "clamp ignores its bounds"));
+
+    let result = fix.result();
+    assert_eq!(result["failure_code"], "INVALID_INPUT");
+    assert_eq!(result["failure_stage"], "plan");
+    assert_eq!(result["corrections"], 1);
+    let reason = result["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the plan names files that do not exist: src/parser.rs (closest: "),
+        "{reason}"
+    );
+    assert!(offered_for(reason, "src/parser.rs").contains(&"docs/parser.md".to_string()));
+    assert!(reason.contains(", tests/parser.rs (closest: "), "{reason}");
+    assert!(
+        fix.stdout().contains(
+            "FAIL INVALID_INPUT at plan: the plan names files that do not exist: src/parser.rs"
+        ),
+        "{}",
+        fix.stdout()
+    );
+    repo.assert_untouched(&baseline);
+    llm.assert_done();
+}
+
+#[test]
+fn a_model_that_fails_in_the_corrective_round_is_reported_as_failing_not_the_plan() {
+    for first_plan in [
+        plan_copied_from_the_example(),
+        plan("/src/parser.rs", "handle empty input"),
+    ] {
+        let repo = python_repo_with_a_parser();
+        let llm = ScriptedLlm::start();
+        llm.reply_text_for_stage("triage", triage("fix"));
+        llm.reply_text_for_stage("plan", first_plan.clone());
+        llm.reply_for_stage(
+            "plan",
+            Reply::json(
+                401,
+                r#"{"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}"#,
+            ),
+        );
+
+        let fix = Fix::run(repo.path(), &llm, &issue(7, "clamp ignores its bounds"));
+
+        let result = fix.result();
+        assert_eq!(
+            result["failure_code"], "LLM_ERROR",
+            "{first_plan}: {result}"
+        );
+        assert_eq!(result["failure_stage"], "plan");
+        llm.assert_done();
+    }
+}
+
 #[test]
 fn an_answer_that_cannot_be_read_twice_fails_naming_the_problem() {
     for (answer, problem) in [

@@ -1,5 +1,5 @@
-//! Which lines of a file most resemble text that matched nowhere (a hunk, a SEARCH block), so a
-//! refusal can show the writer the real lines next to what they wrote.
+//! What most resembles text that matched nowhere: the lines of a file (for a hunk, a SEARCH
+//! block) or the paths of a repository (for a file that is not there), shown beside a refusal.
 
 /// The window of `file`, as long as `wanted` (at least one line, at most the file), whose lines
 /// resemble `wanted` line by line the most: `(start, len)`, 0-based. `file` must not be empty.
@@ -22,6 +22,49 @@ pub fn closest_window<F: AsRef<str>, W: AsRef<str>>(file: &[F], wanted: &[W]) ->
         }
     }
     (best.0, len)
+}
+
+/// Up to `most` of `paths` that most resemble `wanted`, most alike first (ties in path order):
+/// by file name without its extension (`parser` in `src/parser.rs` and `lib/parser.py`) counted
+/// twice, and by the whole path, both case-blind. A path sharing no character pair with `wanted`
+/// in either is never listed.
+pub fn closest_paths<'a>(wanted: &str, paths: &'a [String], most: usize) -> Vec<&'a str> {
+    let wanted_stem = bigrams(&stem(wanted));
+    let wanted_path = bigrams(&wanted.to_lowercase());
+    let mut scored: Vec<(f64, &str)> = paths
+        .iter()
+        .map(|path| {
+            let by_name = shared_pairs(&wanted_stem, &bigrams(&stem(path)));
+            let by_path = shared_pairs(&wanted_path, &bigrams(&path.to_lowercase()));
+            ((2.0 * by_name + by_path) / 3.0, path.as_str())
+        })
+        .filter(|(score, _)| *score > 0.0)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored
+        .into_iter()
+        .take(most)
+        .map(|(_, path)| path)
+        .collect()
+}
+
+/// A path's file name without its last extension, in lower case: `src/Parser.rs` → `parser`.
+/// A name of one character is kept with its dot so that it still has a character pair.
+fn stem(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path).to_lowercase();
+    match name.rsplit_once('.') {
+        Some((stem, _)) if stem.chars().count() > 1 => stem.to_string(),
+        _ => name,
+    }
+}
+
+/// [`dice`], where names without a character pair resemble nothing.
+fn shared_pairs(a: &[(char, char)], b: &[(char, char)]) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        0.0
+    } else {
+        dice(a, b)
+    }
 }
 
 /// The distinct character pairs of a line with all whitespace left out, sorted: whitespace
@@ -57,6 +100,39 @@ fn dice(a: &[(char, char)], b: &[(char, char)]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn paths(list: &[&str]) -> Vec<String> {
+        list.iter().map(|path| path.to_string()).collect()
+    }
+
+    #[test]
+    fn the_closest_paths_share_the_file_name_first_and_then_most_of_the_path() {
+        let repo = paths(&[
+            "README.md",
+            "calc/lexer.py",
+            "calc/parser.py",
+            "docs/parsing.md",
+            "setup.py",
+            "tests/test_parser.py",
+        ]);
+        assert_eq!(
+            closest_paths("src/parser.rs", &repo, 3),
+            ["calc/parser.py", "tests/test_parser.py", "docs/parsing.md"]
+        );
+        assert_eq!(
+            closest_paths("Calc/Lexer.PY", &repo, 1),
+            ["calc/lexer.py"],
+            "case-blind"
+        );
+        assert_eq!(closest_paths("src/parser.rs", &repo, 0), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn a_path_with_nothing_in_common_is_never_offered() {
+        let repo = paths(&["zz", "x", "calc.py"]);
+        assert_eq!(closest_paths("q", &repo, 5), Vec::<&str>::new());
+        assert_eq!(closest_paths("calc.rs", &repo, 5), ["calc.py"]);
+    }
 
     #[test]
     fn the_most_similar_window_wins_whatever_the_whitespace() {

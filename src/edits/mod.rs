@@ -2,7 +2,7 @@
 //! Each format has its own parser file; `detect` picks one, `apply` and `paths` write it safely.
 
 pub mod apply;
-mod closest;
+pub(crate) mod closest;
 pub mod detect;
 pub mod fenced;
 pub mod json_writes;

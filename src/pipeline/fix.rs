@@ -18,6 +18,7 @@ use super::context::{self, Context};
 use super::issue::Issue;
 use super::json_stage::{OutputCaps, Problem, corrective_prompt};
 use super::plan::{self, Plan, PlanAnswer};
+use super::plan_files;
 use super::prompts::{Feedback, edit_prompt};
 use super::repo_map::{LookedUp, look_up, looked_up_section, repo_map_section};
 use super::run_log::RunLog;
@@ -567,7 +568,7 @@ impl Job<'_> {
                 };
                 self.check_cancelled("plan")?;
                 let clock = self.start("plan");
-                let plan = finish_stage(clock, self.plan(&triage, &located).await)?;
+                let plan = finish_stage(clock, self.plan(&triage, &located, &repo_files).await)?;
                 (triage, plan)
             }
         };
@@ -654,8 +655,14 @@ impl Job<'_> {
     }
 
     /// Asks for the plan, showing the repository map; the planner may first ask to see up to
-    /// [`LOOKUP_ROUNDS`] rounds of files or symbols by name.
-    async fn plan(&mut self, triage: &Triage, located: &Located) -> Result<Plan, Failed> {
+    /// [`LOOKUP_ROUNDS`] rounds of files or symbols by name. `repo_files` are the work tree's
+    /// files, offered in place of a file the plan names that is not there.
+    async fn plan(
+        &mut self,
+        triage: &Triage,
+        located: &Located,
+        repo_files: &[String],
+    ) -> Result<Plan, Failed> {
         let ready = self.ready;
         let map_tokens = (self.options.context_tokens / 4).min(MAX_MAP_TOKENS);
         let map = repo_map_section(
@@ -668,7 +675,7 @@ impl Job<'_> {
         for round in 0..=LOOKUP_ROUNDS {
             let lookups_left = LOOKUP_ROUNDS - round;
             match self
-                .plan_round(triage, &map, &looked_up, lookups_left)
+                .plan_round(triage, &map, &looked_up, lookups_left, repo_files)
                 .await?
             {
                 PlanAnswer::Plan(plan) => return self.planned(plan),
@@ -692,6 +699,7 @@ impl Job<'_> {
         map: &str,
         looked_up: &[LookedUp],
         lookups_left: usize,
+        repo_files: &[String],
     ) -> Result<PlanAnswer, Failed> {
         let ready = self.ready;
         let prompt = plan::prompt(
@@ -705,38 +713,35 @@ impl Job<'_> {
         let cap = self.options.output_caps.plan;
         let title = ready.issue.title.clone();
         let may_ask = lookups_left > 0;
-        // A plan naming a path outside the repository or a protected one is asked for once
-        // more, naming the path; a second such plan ends the job as a scope violation.
-        let out_of_scope: std::cell::RefCell<Option<String>> = Default::default();
+        // A plan naming a path outside the repository or a protected one, or a file to change
+        // that is not there, is asked for once more, naming the paths; a second such plan ends
+        // the job (a scope violation, or input that names nothing real).
+        let refused: std::cell::RefCell<Option<(FailureCode, String)>> = Default::default();
         let asked = self
             .ask_json("plan", prompt, plan::schema(may_ask), cap, |text| {
+                *refused.borrow_mut() = None;
                 let plan = match plan::parse_answer(text, &title, may_ask)? {
                     PlanAnswer::Plan(plan) => plan,
                     need => return Ok(need),
                 };
-                *out_of_scope.borrow_mut() = None;
-                plan::check(&plan, &ready.root, &ready.protected).map_err(|(path, reason)| {
-                    let refusal = format!("the plan touches `{path}`: {reason}");
-                    *out_of_scope.borrow_mut() = Some(refusal.clone());
-                    StageOutputError::new(
-                        "plan",
-                        format!(
-                            "{refusal}; name only files inside this repository, relative to its \
-                             root, that no rule protects"
-                        ),
-                    )
-                })?;
-                Ok(PlanAnswer::Plan(plan))
+                let (code, refusal, hint) = match plan_refusal(ready, &plan, repo_files) {
+                    Some(refusal) => refusal,
+                    None => return Ok(PlanAnswer::Plan(plan)),
+                };
+                *refused.borrow_mut() = Some((code, refusal.clone()));
+                Err(StageOutputError::new("plan", format!("{refusal}; {hint}")))
             })
             .await;
-        match (asked, out_of_scope.into_inner()) {
+        match (asked, refused.into_inner()) {
             (Ok(answer), _) => Ok(answer),
-            (Err(_), Some(refusal)) => Err(Failed::new(
-                FailureCode::WriteScopeViolation,
-                "plan",
-                refusal,
-            )),
-            (Err(failed), None) => Err(failed),
+            // Only an answer refused twice is the plan's fault; a model that failed to answer
+            // the corrective round keeps its own code.
+            (Err(failed), Some((code, refusal)))
+                if failed.code == FailureCode::LlmOutputInvalid =>
+            {
+                Err(Failed::new(code, "plan", refusal))
+            }
+            (Err(failed), _) => Err(failed),
         }
     }
 
@@ -1597,6 +1602,35 @@ impl Job<'_> {
         }
         Ok(())
     }
+}
+
+/// Why a plan cannot be taken, if it cannot: the failure code a second such plan ends the job
+/// with, the refusal, and what the planner is told to do instead.
+fn plan_refusal(
+    ready: &Ready,
+    plan: &Plan,
+    repo_files: &[String],
+) -> Option<(FailureCode, String, &'static str)> {
+    if let Err((path, reason)) = plan::check(plan, &ready.root, &ready.protected) {
+        return Some((
+            FailureCode::WriteScopeViolation,
+            format!("the plan touches `{path}`: {reason}"),
+            "name only files inside this repository, relative to its root, that no rule protects",
+        ));
+    }
+    let missing = plan_files::missing_files(plan, &ready.root, &ready.protected, repo_files);
+    if missing.is_empty() {
+        return None;
+    }
+    Some((
+        FailureCode::InvalidInput,
+        format!(
+            "the plan names files that do not exist: {}",
+            plan_files::describe(&missing)
+        ),
+        "name files that exist in this repository (see the map), and give a file you mean to add \
+         the operation CREATE",
+    ))
 }
 
 /// What a revision stands on instead of a triage: a maintainer asked, so it is actionable, of

@@ -12,6 +12,7 @@ pub mod fix;
 pub mod issue;
 pub mod json_stage;
 pub mod plan;
+mod plan_files;
 pub mod prompts;
 pub mod repo_map;
 mod run_log;

@@ -369,9 +369,8 @@ fn usable_scope(scope: &str) -> Option<String> {
 /// Refuses a plan whose file changes leave the repository or touch a protected path.
 ///
 /// The path is checked as written and as it resolves through symlinked folders, exactly as
-/// `edits::apply` checks an edit. Whether the file exists is not checked: a MODIFY of a
-/// missing file or a CREATE of an existing one is only the model being slightly off, and the
-/// edit stage sees the real state in its context.
+/// `edits::apply` checks an edit. Whether the file exists is another question, asked by
+/// `plan_files` once the plan is within scope.
 pub fn check(
     plan: &Plan,
     root: &ProjectRoot,
@@ -733,7 +732,7 @@ mod tests {
     }
 
     #[test]
-    fn a_plan_inside_the_repository_passes_the_check_whether_files_exist_or_not() {
+    fn a_plan_inside_the_repository_is_within_scope_whether_its_files_exist_or_not() {
         let (_dir, root, protected) = repository();
         assert_eq!(check(&expected(), &root, &protected), Ok(()));
     }
