@@ -513,7 +513,7 @@ fn a_hosted_vendor_without_a_key_is_broken_even_offline() {
 }
 
 #[test]
-fn a_placeholder_admin_token_is_refused_by_config_check_and_serve_alike() {
+fn a_placeholder_admin_token_is_broken_for_config_check_and_refused_by_serve() {
     let dir = tempfile::tempdir().unwrap();
     for (token, why) in [
         (
@@ -533,16 +533,31 @@ fn a_placeholder_admin_token_is_refused_by_config_check_and_serve_alike() {
             local_model(),
             &[("AUTOFIX__SERVER__ADMIN_TOKEN", token.to_owned())],
         );
-        for command in [&["config", "check"][..], &["serve"][..]] {
-            let refused = run(dir.path(), command, &vars);
-            assert_ne!(refused.code, Some(0), "{command:?} {token}");
-            let first = refused.stderr.lines().next().unwrap_or_default();
-            assert!(
-                first.starts_with(&format!("autofix {}: {why}", command.join(" "))),
-                "{command:?} {token}: {}",
-                refused.stderr
-            );
-            assert!(!refused.stderr.contains("s3cr3t"), "never echoed");
+
+        let checked = run(dir.path(), &["config", "check"], &vars);
+        assert_eq!(checked.code, Some(22), "{token}: {}", checked.stderr);
+        assert!(
+            checked
+                .part("admin pages")
+                .starts_with(&format!("admin pages: broken: {why}")),
+            "{token}: {}",
+            checked.part("admin pages")
+        );
+        assert_eq!(
+            checked.stderr,
+            "autofix config check: broken: admin pages (see above)\n"
+        );
+
+        let served = run(dir.path(), &["serve"], &vars);
+        assert_eq!(served.code, Some(1), "{token}: {}", served.stderr);
+        let last = served.stderr.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with(&format!("autofix serve: {why}")),
+            "{token}: {}",
+            served.stderr
+        );
+        for run in [&checked.stdout, &checked.stderr, &served.stderr] {
+            assert!(!run.contains("s3cr3t"), "never echoed: {run}");
         }
     }
 }

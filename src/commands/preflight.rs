@@ -32,9 +32,6 @@ pub fn build_parts(config: &ServiceConfig) -> Result<Parts, String> {
     let settings = worker_settings(config)?;
     check_push_target(config)?;
     listen_addresses(&config.server.listen)?;
-    if let Some(why) = placeholders::weak_admin_token(config.server.admin_token.expose_secret()) {
-        return Err(why);
-    }
     let door = door_settings(config)?;
     let (github, gitlab) = forge_clients(config)?;
     let identity = Identity::new(&config.git.author_name, &config.git.author_email)
@@ -53,6 +50,15 @@ pub fn build_parts(config: &ServiceConfig) -> Result<Parts, String> {
         workdir,
         door,
     })
+}
+
+/// What `serve` refuses to start with although `config check` reports it as a broken part: an
+/// admin token anyone could guess opens the very pages that would say it is broken.
+pub fn refuse_to_serve(config: &ServiceConfig) -> Result<(), String> {
+    match placeholders::weak_admin_token(config.server.admin_token.expose_secret()) {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
 }
 
 /// The addresses `server.listen` names (an IP address or a host name, with a port), as `serve`

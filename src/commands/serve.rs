@@ -148,6 +148,7 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         workdir,
         door,
     } = preflight::build_parts(&config)?;
+    preflight::refuse_to_serve(&config)?;
     // The data directory holds the job store, the worktrees and perhaps a GitHub App's key: its
     // user's only.
     std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
