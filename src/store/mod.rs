@@ -77,6 +77,19 @@ pub enum StoreError {
     BatchFailed(String),
 }
 
+/// The SQLite file a `sqlite:` URL or a plain path names; another scheme is refused.
+fn sqlite_options(url: &str) -> Result<SqliteConnectOptions, StoreError> {
+    if url.starts_with("sqlite:") {
+        return SqliteConnectOptions::from_str(url).map_err(db("URL is invalid"));
+    }
+    if let Some((scheme, _)) = url.split_once("://") {
+        return Err(StoreError::UnsupportedUrl {
+            scheme: scheme.to_owned(),
+        });
+    }
+    Ok(SqliteConnectOptions::new().filename(url))
+}
+
 impl StoreError {
     /// Whether the database could not be reached at all (refused, timed out, no route), rather
     /// than answering with an error of its own (a refused password, a missing database).
@@ -380,15 +393,7 @@ impl Store {
             let _ = connection.close().await;
             return Ok(format!("PostgreSQL {version} answers"));
         }
-        let options = if url.starts_with("sqlite:") {
-            SqliteConnectOptions::from_str(url).map_err(db("URL is invalid"))?
-        } else if let Some((scheme, _)) = url.split_once("://") {
-            return Err(StoreError::UnsupportedUrl {
-                scheme: scheme.to_owned(),
-            });
-        } else {
-            SqliteConnectOptions::new().filename(url)
-        };
+        let options = sqlite_options(url)?;
         if !options.get_filename().exists() {
             return Err(StoreError::NoSqliteFile(
                 options.get_filename().to_path_buf(),
@@ -413,15 +418,7 @@ impl Store {
         if url.starts_with("sqlite:") && (url.contains(":memory:") || url.contains("mode=memory")) {
             return Err(StoreError::InMemorySqlite);
         }
-        let options = if url.starts_with("sqlite:") {
-            SqliteConnectOptions::from_str(url).map_err(db("URL is invalid"))?
-        } else if let Some((scheme, _)) = url.split_once("://") {
-            return Err(StoreError::UnsupportedUrl {
-                scheme: scheme.to_owned(),
-            });
-        } else {
-            SqliteConnectOptions::new().filename(url)
-        };
+        let options = sqlite_options(url)?;
         if !create && !options.get_filename().exists() {
             return Err(StoreError::NoSqliteFile(
                 options.get_filename().to_path_buf(),
