@@ -204,3 +204,32 @@ async fn the_bot_on_a_real_model_ends_the_job_and_its_status_comment_says_how() 
         }
     }
 }
+
+#[test]
+fn config_check_online_verifies_the_real_model_server_by_its_listing() {
+    let server = ModelServer::start();
+    let dir = tempfile::tempdir().unwrap();
+
+    let output = Command::new(env!("CARGO_BIN_EXE_autofix"))
+        .args(["config", "check", "--online"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("AUTOFIX__WORKDIR", dir.path().join("data"))
+        .env("AUTOFIX__LLM__BASE_URL", server.base_url())
+        .env("AUTOFIX__LLM__MODEL", server.model())
+        .output()
+        .expect("autofix runs");
+
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let llm = stdout
+        .lines()
+        .find(|line| line.starts_with("llm: "))
+        .expect("an llm line");
+    assert!(
+        llm.starts_with("llm: verified: ")
+            && llm.ends_with(&format!("; the server lists {}", server.model())),
+        "{llm}"
+    );
+}

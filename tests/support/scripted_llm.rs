@@ -326,8 +326,9 @@ impl ScriptedLlm {
         format!("{}/v1", self.base_url())
     }
 
-    /// Answers `GET /v1/models` with OpenAI's listing of `models`; with a `key`, a request
-    /// without `Authorization: Bearer KEY` gets OpenAI's 401 body instead.
+    /// Answers `GET /v1/models` with OpenAI's listing of `models` (without this, an empty
+    /// listing); with a `key`, a request without `Authorization: Bearer KEY` gets OpenAI's 401
+    /// body instead.
     pub fn list_models(&self, key: Option<&str>, models: &[&str]) -> &Self {
         self.script().listing = Some(Listing {
             key: key.map(str::to_owned),
@@ -487,11 +488,13 @@ async fn answer(
         body_text,
         headers,
     };
-    let listing = lock(&script).listing.clone();
-    if let Some(listing) =
-        listing.filter(|_| request.method == Method::GET && request.path == "/v1/models")
-    {
-        lock(&script).requests.push(request.clone());
+    // Every OpenAI-compatible server lists its models, and `serve` asks at its start: answered
+    // apart from the scripted exchanges, which `requests` keeps.
+    if request.method == Method::GET && request.path == "/v1/models" {
+        let listing = lock(&script).listing.clone().unwrap_or(Listing {
+            key: None,
+            models: Vec::new(),
+        });
         return models_answer(&listing, &request);
     }
     let reply = {
