@@ -628,13 +628,13 @@ fn config_check(file: Option<PathBuf>, repo: Option<PathBuf>, online: bool) -> E
         .filter(|part| part.readiness == Readiness::Broken)
         .map(|part| part.name)
         .collect();
-    if broken.is_empty() {
-        say!("configuration is valid: `autofix serve` would start");
-    } else {
-        say!(
+    match (preflight::refuse_to_serve(&config), broken.is_empty()) {
+        (Err(why), _) => say!("`autofix serve` would not start: {why}"),
+        (Ok(()), true) => say!("configuration is valid: `autofix serve` would start"),
+        (Ok(()), false) => say!(
             "configuration is valid: `autofix serve` would start, but {} would not work",
             broken.join(", ")
-        );
+        ),
     }
     for part in &report {
         say!(

@@ -536,6 +536,11 @@ fn a_placeholder_admin_token_is_broken_for_config_check_and_refused_by_serve() {
 
         let checked = run(dir.path(), &["config", "check"], &vars);
         assert_eq!(checked.code, Some(22), "{token}: {}", checked.stderr);
+        let first = checked.stdout.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with(&format!("`autofix serve` would not start: {why}")),
+            "{token}: {first}"
+        );
         assert!(
             checked
                 .part("admin pages")
