@@ -73,7 +73,7 @@ pub async fn verify(mut report: Vec<Part>, services: &Services) -> Vec<Part> {
 }
 
 /// The part as its service's answer leaves it: the configured facts, then what was said.
-pub fn apply(part: &mut Part, verdict: Verdict) {
+fn apply(part: &mut Part, verdict: Verdict) {
     let (readiness, said) = match verdict {
         Verdict::Verified(said) => (Readiness::Verified, said),
         Verdict::Broken(said) => (Readiness::Broken, said),
@@ -110,7 +110,7 @@ async fn forge(client: Option<Arc<dyn Forge>>) -> Verdict {
 }
 
 /// A refused or unreadable answer is broken; a fault of the way there is not the credential's.
-pub fn forge_verdict(answer: Result<Access, ForgeError>) -> Verdict {
+fn forge_verdict(answer: Result<Access, ForgeError>) -> Verdict {
     match answer {
         Ok(Access {
             facts,
@@ -132,7 +132,7 @@ async fn model(services: &Services) -> Verdict {
 
 /// The key refused, or a hosted vendor without the model, is broken; a local server that lists
 /// other names still serves (llama.cpp answers whatever model a request names).
-pub fn model_verdict(model: &str, listed: Result<Vec<String>, LlmError>, hosted: bool) -> Verdict {
+fn model_verdict(model: &str, listed: Result<Vec<String>, LlmError>, hosted: bool) -> Verdict {
     match listed {
         Ok(models) if models.iter().any(|listed| listed == model) => {
             Verdict::Verified(format!("the server lists {model}"))
