@@ -1410,3 +1410,74 @@ fn a_name_the_planner_asks_for_cannot_forge_a_line_of_the_run_log() {
         "every line is one event of this run: {log}"
     );
 }
+
+/// A validation script whose output names no test: it runs pytest quietly and says one thing.
+const OPAQUE_CHECK: (&str, &str) = (
+    "check.sh",
+    "if python3 -m pytest -q -p no:cacheprovider >/dev/null 2>&1; then\n  echo 'all good'\nelse\n  echo 'something is off'\n  exit 1\nfi\n",
+);
+const OPAQUE_VALIDATE: &str =
+    "[[validate]]\nname = \"check\"\nrun = [\"sh\", \"check.sh\"]\ntimeout_secs = 120\n";
+
+#[test]
+fn a_runner_whose_results_cannot_be_read_is_refused_while_it_fails_and_accepted_once_it_passes() {
+    // It passes with the fix: accepted, whatever it prints.
+    let passing = Repo::python_project(&[
+        (".autofix.toml", OPAQUE_VALIDATE),
+        (OPAQUE_CHECK.0, OPAQUE_CHECK.1),
+    ]);
+    let llm = ScriptedLlm::start();
+    script_clamp_job(&llm, clamp_fix());
+    let fix = Fix::run(passing.path(), &llm, &issue(31, "clamp ignores its bounds"));
+    assert_eq!(fix.result()["committed"], true, "{}", fix.run_log());
+    assert_eq!(fix.result()["checks"][0]["verdict"], "passed");
+
+    // A legacy test keeps it failing after the fix: two failing exit statuses prove nothing.
+    let failing = Repo::python_project(&[
+        (
+            ".autofix.toml",
+            &format!("{OPAQUE_VALIDATE}[repair]\nmax_attempts = 1\n"),
+        ),
+        (OPAQUE_CHECK.0, OPAQUE_CHECK.1),
+        LEGACY_TEST,
+    ]);
+    let baseline = failing.head();
+    let llm = ScriptedLlm::start();
+    llm.reply_text_for_stage("triage", triage("fix"));
+    llm.reply_text_for_stage("plan", plan("calc.py", "clamp values to both ends"));
+    llm.reply_text_for_stage("edit", clamp_fix());
+    llm.reply_text_for_stage(
+        "repair",
+        search_replace(
+            "calc.py",
+            "    return max(low, min(value, high))\n",
+            "    return min(max(value, low), high)\n",
+        ),
+    );
+    let fix = Fix::run(failing.path(), &llm, &issue(32, "clamp ignores its bounds"));
+
+    assert_eq!(
+        fix.result()["failure_code"],
+        "VALIDATION_FAILED",
+        "{}",
+        fix.stdout()
+    );
+    failing.assert_untouched(&baseline);
+    let repair = llm
+        .requests()
+        .iter()
+        .find(|r| r.header("x-autofix-stage") == Some("repair"))
+        .and_then(|r| r.prompt())
+        .expect("a repair was asked for");
+    assert!(
+        repair.contains("autofix cannot tell whether this change made it worse"),
+        "{repair}"
+    );
+    assert!(
+        fix.result()["reason"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("cannot tell")),
+        "{}",
+        fix.result()
+    );
+}

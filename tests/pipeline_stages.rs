@@ -172,6 +172,7 @@ fn report(passed: bool) -> TestReport {
                     } else {
                         vec!["single_word_is_returned_whole".into()]
                     },
+                    ..TestCounts::default()
                 }),
             },
         ],

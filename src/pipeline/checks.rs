@@ -2,9 +2,10 @@
 //! commit and on the change (a failing run rerun once to tell flaky tests apart), compared.
 //!
 //! A change is judged by what it makes worse: a command that already failed on the base may
-//! still fail, as long as no test fails that passed before, no test disappears or is skipped,
-//! and, when tests the change may be about (named in the issue, or testing a changed file)
-//! already failed, at least one of them now passes.
+//! still fail, as long as its results are read test by test on both trees (never on exit
+//! statuses alone), no test fails that passed before, no test disappears or is skipped, and,
+//! when tests the change may be about (naming an identifier the issue writes as code, or
+//! testing a changed file) already failed, at least one of them now passes.
 
 use std::collections::BTreeSet;
 
@@ -78,18 +79,23 @@ fn failures(report: &CommandReport) -> BTreeSet<String> {
 }
 
 /// What tells a failing test the change may be about from one that merely already failed:
-/// the issue's words and the files the change writes. Deliberately broad: the change has to
-/// fix only one of the tests it may be about (see [`compare`]).
+/// the identifiers the issue writes as code and the files the change writes. Prose words never
+/// count: an issue about "an error loading the file" says nothing of `test_loading_error`. The
+/// change has to fix only one of the tests it may be about (see [`compare`]).
 #[derive(Debug, Clone, Default)]
 pub struct Relevance {
-    issue_words: BTreeSet<String>,
+    /// Lower-case letters and digits of each identifier: `load_dotenv` → `loaddotenv`.
+    issue_identifiers: BTreeSet<String>,
     changed_stems: BTreeSet<String>,
 }
 
 impl Relevance {
     pub fn new<'a>(issue_text: &str, changed_paths: impl IntoIterator<Item = &'a String>) -> Self {
         Relevance {
-            issue_words: identifier_words(issue_text).collect(),
+            issue_identifiers: code_identifiers(issue_text)
+                .filter(|identifier| identifier.len() >= 4)
+                .filter(|identifier| !GENERIC_WORDS.contains(&identifier.as_str()))
+                .collect(),
             changed_stems: changed_paths
                 .into_iter()
                 .filter_map(|path| file_stem(path))
@@ -97,10 +103,11 @@ impl Relevance {
         }
     }
 
-    /// Whether `test` may be what the issue is about: the issue names a word of the test's
-    /// name (`clamp` for `test_clamp_limits_both_ends`), or the test's file or module tests a
-    /// file the change writes (`test_calc.py::…` or `calc::tests::…` for `calc.py`/`calc.rs`;
-    /// a Rust crate's root `tests::…` for `lib.rs`/`main.rs`).
+    /// Whether `test` may be what the issue is about: its name holds an identifier the issue
+    /// writes as code (`clamp` in backticks for `test_clamp_limits_both_ends`, `loadConfig`
+    /// for `test_load_config_reads_env`), or the test's file or module tests a file the change
+    /// writes (`test_calc.py::…` or `calc::tests::…` for `calc.py`/`calc.rs`; a Rust crate's
+    /// root `tests::…` for `lib.rs`/`main.rs`).
     pub fn is_about(&self, test: &str) -> bool {
         let segments: Vec<&str> = test
             .split("::")
@@ -110,9 +117,11 @@ impl Relevance {
         let Some((function, path)) = segments.split_last() else {
             return false;
         };
-        if identifier_words(function)
-            .filter(|word| word.len() >= 4 && !GENERIC_WORDS.contains(&word.as_str()))
-            .any(|word| self.issue_words.contains(&word))
+        let name = squeezed(function);
+        if self
+            .issue_identifiers
+            .iter()
+            .any(|identifier| name.contains(identifier.as_str()))
         {
             return true;
         }
@@ -132,33 +141,56 @@ impl Relevance {
     }
 }
 
-/// Words of test names that say nothing about what is tested.
-const GENERIC_WORDS: [&str; 12] = [
-    "test", "tests", "should", "when", "with", "returns", "return", "works", "error", "case",
-    "check", "that",
+/// The identifiers `text` writes as code, squeezed (see [`squeezed`]): every word inside
+/// backticks, and outside them the words shaped like code — `snake_case`, `camelCase`,
+/// `dotted.paths` and `rust::paths` (each part), letters with digits inside.
+fn code_identifiers(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split('`').enumerate().flat_map(|(index, piece)| {
+        let quoted = index % 2 == 1;
+        piece
+            .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':')))
+            .flat_map(|token| {
+                let parts: Vec<&str> = token
+                    .split(['.', ':'])
+                    .filter(|part| !part.is_empty())
+                    .collect();
+                let path = parts.len() > 1 && parts.iter().all(|part| part.len() >= 2);
+                parts
+                    .into_iter()
+                    .filter(move |part| quoted || path || looks_like_code(part))
+                    .map(squeezed)
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+    })
+}
+
+/// `parse_line`, `parseLine`, `utf8_decode`, `v2Api`: not a word of prose.
+fn looks_like_code(word: &str) -> bool {
+    let letters = word.chars().any(|c| c.is_ascii_alphabetic());
+    let inner_underscore = word.trim_matches('_').contains('_');
+    let camel = word
+        .as_bytes()
+        .windows(2)
+        .any(|pair| pair[0].is_ascii_lowercase() && pair[1].is_ascii_uppercase());
+    let digits = word.chars().any(|c| c.is_ascii_digit());
+    letters && (inner_underscore || camel || digits)
+}
+
+/// Lower-case letters and digits only, so `load_dotenv`, `loadDotenv` and
+/// `test_load_dotenv_error` compare: `loaddotenv` is in `testloaddotenverror`.
+fn squeezed(text: &str) -> String {
+    text.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// Identifiers that say nothing about what is tested, even written as code.
+const GENERIC_WORDS: [&str; 16] = [
+    "test", "tests", "should", "when", "with", "returns", "return", "works", "error", "errors",
+    "case", "check", "that", "file", "files", "none",
 ];
-
-/// Lower-case words of identifiers and prose: `parse_emptyInput` → `parse`, `empty`, `input`.
-fn identifier_words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_ascii_alphanumeric())
-        .flat_map(split_camel_case)
-        .filter(|word| !word.is_empty())
-        .map(|word| word.to_ascii_lowercase())
-}
-
-fn split_camel_case(word: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut start = 0;
-    let bytes = word.as_bytes();
-    for index in 1..bytes.len() {
-        if bytes[index].is_ascii_uppercase() && bytes[index - 1].is_ascii_lowercase() {
-            parts.push(&word[start..index]);
-            start = index;
-        }
-    }
-    parts.push(&word[start..]);
-    parts
-}
 
 /// `src/calc.py` → `calc`.
 fn file_stem(path: &str) -> Option<String> {
@@ -186,12 +218,9 @@ fn test_subject(segment: &str) -> Option<String> {
 pub enum Verdict {
     /// It passes on the change.
     Passed,
-    /// It failed on the base and still fails, and nothing that passed there fails now.
-    NoWorse {
-        /// No test runner's output could be read on either tree: only the exit status was
-        /// compared, so a new failure inside the command cannot be told apart.
-        by_exit_status_only: bool,
-    },
+    /// It failed on the base and still fails, and the runner's results, read test by test on
+    /// both trees, show nothing that passed there failing now.
+    NoWorse,
     /// The change made it worse: this must be repaired.
     Worse { why: String },
 }
@@ -290,7 +319,6 @@ fn verdict(
     let Some(base) = base.filter(|base| !base.passed()) else {
         return worse("it passes on the base commit and fails with this change".into());
     };
-    let (base_last, change_last) = (base.last(), change.last());
     if !new_failures.is_empty() {
         return worse(format!(
             "tests that pass on the base commit fail with this change: {}",
@@ -312,22 +340,25 @@ fn verdict(
             "its tests ran on the base commit but not with this change (does it still build?)"
                 .into(),
         ),
-        (None, None) if change_last.warnings > base_last.warnings => worse(format!(
-            "it prints {} warning lines with this change, {} on the base commit",
-            change_last.warnings, base_last.warnings
-        )),
-        (None, None) => Verdict::NoWorse {
-            by_exit_status_only: true,
-        },
-        _ => Verdict::NoWorse {
-            by_exit_status_only: false,
-        },
+        // Fail closed: two failing exit statuses say nothing about which tests fail.
+        (None, None) => worse(CANNOT_TELL.into()),
+        _ => Verdict::NoWorse,
     }
 }
 
+/// Why a command that fails on both trees, its results unreadable on both, is not accepted.
+pub const CANNOT_TELL: &str = "it fails on the base commit and with this change, and its output \
+    names no test results autofix can read, so autofix cannot tell whether this change made it \
+    worse: make the runner's results readable (a verbose flag such as `pytest -rA`, `go test -v`, \
+    `python -m unittest -v`, or a JUnit XML report)";
+
 /// Tests removed or newly skipped: a failing test is never "fixed" by deleting or skipping it.
+/// A runner that lists only its failures (`go test` without `-v`) shows no total to compare.
 fn shrinkage(base: Option<&CheckRun>, change: &CheckRun) -> Option<String> {
     let (before, after) = (base?.tests()?, change.tests()?);
+    if before.only_failures_listed || after.only_failures_listed {
+        return None;
+    }
     let (ran_before, ran_after) = (before.passed + before.failed, after.passed + after.failed);
     if after.skipped > before.skipped && ran_after < ran_before {
         return Some(format!(
@@ -393,6 +424,7 @@ mod tests {
                 failed,
                 skipped,
                 failures: names.iter().map(|name| name.to_string()).collect(),
+                ..TestCounts::default()
             }),
         }
     }
@@ -512,18 +544,38 @@ mod tests {
     }
 
     #[test]
-    fn unreadable_output_is_compared_by_exit_status_and_warnings() {
+    fn a_failing_command_whose_results_cannot_be_read_on_either_tree_is_never_accepted() {
         let base = consistently(run(false, None));
         let same = compare(Some(&base), consistently(run(false, None)), &unrelated());
         assert_eq!(
             same.verdict,
-            Verdict::NoWorse {
-                by_exit_status_only: true
+            Verdict::Worse {
+                why: CANNOT_TELL.into()
             }
         );
-        let mut noisier = run(false, None);
-        noisier.warnings = 3;
-        assert!(!compare(Some(&base), consistently(noisier), &unrelated()).acceptable());
+        assert!(!CANNOT_TELL.contains('\n'), "one line");
+        // Passing on the change is enough, whatever its output.
+        let passes = CheckRun::new(run(true, None), None);
+        assert_eq!(
+            compare(Some(&base), passes, &unrelated()).verdict,
+            Verdict::Passed
+        );
+    }
+
+    #[test]
+    fn a_runner_that_lists_only_its_failures_never_runs_fewer_tests() {
+        // `go test ./...` without -v: one failure on the base, `ok` lines only on the change.
+        let mut base_report = failing(&["TestClamp"], 0);
+        base_report.tests.as_mut().unwrap().only_failures_listed = true;
+        let mut clean = run(true, Some((0, 0, 0, &[])));
+        clean.tests.as_mut().unwrap().only_failures_listed = true;
+        let comparison = compare(
+            Some(&consistently(base_report)),
+            CheckRun::new(clean, None),
+            &unrelated(),
+        );
+        assert_eq!(comparison.verdict, Verdict::Passed, "{comparison:?}");
+        assert_eq!(comparison.fixed, vec!["TestClamp"]);
     }
 
     #[test]
@@ -557,11 +609,18 @@ mod tests {
 
     #[test]
     fn which_failing_tests_the_issue_or_the_change_may_be_about() {
-        let calc = Relevance::new("clamp ignores its bounds", &["src/calc.py".to_string()]);
+        let calc = Relevance::new("`clamp` ignores its bounds", &["src/calc.py".to_string()]);
         assert!(calc.is_about("test_calc.py::test_limits"));
         assert!(calc.is_about("tests/test_calc.py::TestClamp::test_limits"));
         assert!(calc.is_about("test_other.py::test_clamp_limits_both_ends"));
         assert!(!calc.is_about("test_network.py::test_timeout"));
+        let prose = Relevance::new("clamp ignores its bounds", &["src/calc.py".to_string()]);
+        assert!(
+            !prose.is_about("test_other.py::test_clamp_limits_both_ends"),
+            "a word of prose is not an identifier"
+        );
+        let dotted = Relevance::new("flask.cli.load_dotenv fails", &["src/x.py".to_string()]);
+        assert!(dotted.is_about("test_helpers.py::test_load_dotenv_path"));
         let named = Relevance::new("`test_timeout` hangs on CI", &["src/net.py".to_string()]);
         assert!(named.is_about("test_network.py::test_timeout"));
         let rust = Relevance::new("add subtracts", &["src/lib.rs".to_string()]);
@@ -571,10 +630,33 @@ mod tests {
         assert!(module.is_about("parser::tests::empty"));
         let go = Relevance::new("x", &["calc.go".to_string()]);
         assert!(go.is_about("calc_test.go::TestClamp"));
-        let camel = Relevance::new("the parser drops input", &["x.go".to_string()]);
-        assert!(camel.is_about("TestParserKeepsInput"));
+        let camel = Relevance::new("parseInput drops the last line", &["x.go".to_string()]);
+        assert!(camel.is_about("TestParseInputKeepsTheLastLine"));
         let java = Relevance::new("x", &["src/main/java/Calc.java".to_string()]);
         assert!(java.is_about("CalcTest.java::testClamp"));
+    }
+
+    #[test]
+    fn common_words_the_issue_shares_with_unrelated_failing_tests_demand_nothing() {
+        // flask's case: click moved on and three CLI tests fail on the base; the issue's prose
+        // shares "error" and "loading" with their names, and the fix is in helpers.py.
+        let unrelated_failures = [
+            "tests/test_cli.py::test_help_echo_loading_error",
+            "tests/test_cli.py::test_help_echo_exception",
+            "tests/test_cli.py::test_flaskgroup_nested",
+        ];
+        let base = consistently(failing(&unrelated_failures, 400));
+        let change = consistently(failing(&unrelated_failures, 401));
+        let relevance = Relevance::new(
+            "An error when loading a file from the instance folder: send_file gets the wrong path",
+            &[
+                "src/flask/helpers.py".to_string(),
+                "tests/test_helpers.py".to_string(),
+            ],
+        );
+        let comparison = compare(Some(&base), change, &relevance);
+        assert_eq!(comparison.verdict, Verdict::NoWorse, "{comparison:?}");
+        assert_eq!(comparison.still_failing.len(), 3);
     }
 
     #[test]

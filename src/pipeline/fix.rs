@@ -1034,7 +1034,7 @@ impl Job<'_> {
             let comparison = checks::compare(self.base_runs.get(index), run, &relevance);
             let line = match &comparison.verdict {
                 Verdict::Passed => "passed".to_string(),
-                Verdict::NoWorse { .. } => format!(
+                Verdict::NoWorse => format!(
                     "FAILED as on the base commit, no worse (still failing: {})",
                     listed(&comparison.still_failing)
                 ),

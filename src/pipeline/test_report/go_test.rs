@@ -44,16 +44,19 @@ struct PackageBlock {
 
 /// `go test` counts. Subtests count as tests and a parent with reported subtests does not
 /// (its result only sums theirs), unless it failed while none of its subtests did. Without
-/// `-v`, go prints only failures, so `passed` and `skipped` stay 0 there. A failed package
+/// `-v`, go prints only failures, so `passed` and `skipped` stay 0 there and the counts say
+/// [`TestCounts::only_failures_listed`]. A failed package
 /// with no `--- FAIL` line (a timeout, a panic outside a test, a build failure) counts the
 /// tests it started without finishing as failed, or else the package itself, by import path.
 /// None when no result or package line was printed.
 pub(super) fn parse(text: &str) -> Option<TestCounts> {
     let mut counts = TestCounts::default();
     let mut recognised = false;
+    let mut verbose = false;
     let mut block = PackageBlock::default();
     for line in text.lines() {
         if let Some(caps) = RUN.captures(line) {
+            verbose = true;
             block.started.push(caps[1].to_string());
         } else if let Some(caps) = RESULT.captures(line) {
             recognised = true;
@@ -72,6 +75,8 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
         }
     }
     counts.absorb(block.counts(None));
+    // Without -v go names no test it started and no test that passed: only failures.
+    counts.only_failures_listed = !verbose;
     recognised.then_some(counts)
 }
 

@@ -29,6 +29,10 @@ pub struct TestCounts {
     pub skipped: u64,
     /// Names of the failing tests, as the runner printed them, each once, in first-seen order.
     pub failures: Vec<String>,
+    /// The runner printed only its failures (`go test` without `-v`): `passed` and `skipped`
+    /// are not known, so a smaller total than another run's says nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only_failures_listed: bool,
 }
 
 impl TestCounts {
@@ -42,6 +46,7 @@ impl TestCounts {
     /// Adds `other`'s counts to these and appends the failing names not already listed.
     pub fn absorb(&mut self, other: TestCounts) {
         self.add(other.passed, other.failed, other.skipped);
+        self.only_failures_listed |= other.only_failures_listed;
         self.failures.extend(other.failures);
         self.failures = unique_in_order(std::mem::take(&mut self.failures));
     }
