@@ -1,10 +1,12 @@
 //! TEST_REPORT.json: each validation command's result, with test counts and failing test names
-//! parsed from `cargo test`/nextest, pytest and `go test` output, and from JUnit XML files it wrote.
+//! parsed from `cargo test`/nextest, pytest, `go test` and Python `unittest` output, and from
+//! JUnit XML files it wrote.
 
 mod go_test;
 mod junit;
 mod libtest;
 mod pytest;
+mod unittest;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -75,8 +77,8 @@ pub struct CommandReport {
     /// The output hit the runner's cap and its middle was dropped: counts may be partial.
     #[serde(default)]
     pub output_truncated: bool,
-    /// `cargo-test`, `cargo-nextest`, `pytest`, `go-test` (joined by `+` when one command ran
-    /// several), `junit`, or none when nothing could be parsed.
+    /// `cargo-test`, `cargo-nextest`, `pytest`, `go-test`, `unittest` (joined by `+` when one
+    /// command ran several), `junit`, or none when nothing could be parsed.
     pub parser: Option<String>,
     pub tests: Option<TestCounts>,
 }
@@ -103,6 +105,7 @@ pub fn parse_output(output: &str) -> Option<(String, TestCounts)> {
         ("cargo-test", libtest::parse_cargo_test(&text)),
         ("pytest", pytest::parse(&text)),
         ("go-test", go_test::parse(&text)),
+        ("unittest", unittest::parse(&text)),
     ]
     .into_iter()
     .filter_map(|(name, counts)| counts.map(|counts| (name, counts)))

@@ -1,0 +1,185 @@
+//! TEST_REPORT.json's Python `unittest` and TAP readers against real captured output
+//! (`tests/data/test_reports/`, whose README says how each file was made), and through the judge.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use autofix::exec::CommandOutcome;
+use autofix::pipeline::checks::{CheckRun, Relevance, Verdict, compare};
+use autofix::pipeline::test_report::{TestCounts, parse_output, report_for};
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/test_reports")
+}
+
+fn captured(name: &str) -> String {
+    fs::read_to_string(data_dir().join(name)).unwrap_or_else(|e| panic!("reading {name}: {e}"))
+}
+
+fn parsed(name: &str) -> (String, TestCounts) {
+    parse_output(&captured(name)).unwrap_or_else(|| panic!("{name} was not recognised"))
+}
+
+fn counts(passed: u64, failed: u64, skipped: u64, failures: &[&str]) -> TestCounts {
+    TestCounts {
+        passed,
+        failed,
+        skipped,
+        failures: failures.iter().map(|name| name.to_string()).collect(),
+        ..TestCounts::default()
+    }
+}
+
+// ---- Python unittest ----
+
+const UNITTEST_FAILURES: &[&str] = &[
+    "tests.test_broken",
+    "tests.test_calc.CalcTest.test_divide",
+    "tests.test_calc.SetupFails.test_never_runs",
+    "tests.test_calc.CalcTest.test_add",
+];
+
+#[test]
+fn unittest_counts_failures_and_errors_as_failed_and_names_each_by_its_dotted_path() {
+    let (parser, tests) = parsed("unittest_mixed.txt");
+    assert_eq!(parser, "unittest");
+    // Ran 8: failures=1 + errors=3 failed, skipped=1; the expected failure, the unexpected
+    // success and test_mul passed.
+    assert_eq!(tests, counts(3, 4, 1, UNITTEST_FAILURES));
+}
+
+#[test]
+fn the_verbose_form_of_unittest_gives_the_same_report() {
+    assert_eq!(
+        parsed("unittest_mixed_verbose.txt"),
+        parsed("unittest_mixed.txt")
+    );
+}
+
+#[test]
+fn a_module_unittest_cannot_import_is_a_failure_named_by_the_module() {
+    assert_eq!(
+        parsed("unittest_import_error.txt"),
+        (
+            "unittest".to_string(),
+            counts(1, 1, 0, &["tests.test_broken"])
+        )
+    );
+}
+
+#[test]
+fn a_passing_unittest_run_with_a_skip_names_no_failures() {
+    assert_eq!(
+        parsed("unittest_ok.txt"),
+        ("unittest".to_string(), counts(2, 0, 1, &[]))
+    );
+}
+
+#[test]
+fn the_headers_of_pythons_before_3_11_give_the_same_names() {
+    let older = captured("unittest_mixed.txt")
+        .replace(
+            "(unittest.loader._FailedTest.tests.test_broken)",
+            "(unittest.loader._FailedTest)",
+        )
+        .replace(
+            "(tests.test_calc.CalcTest.test_divide)",
+            "(tests.test_calc.CalcTest)",
+        )
+        .replace(
+            "(tests.test_calc.CalcTest.test_add)",
+            "(tests.test_calc.CalcTest)",
+        )
+        .replace(
+            "(tests.test_calc.SetupFails.test_never_runs)",
+            "(tests.test_calc.SetupFails)",
+        );
+    assert_ne!(older, captured("unittest_mixed.txt"));
+    assert_eq!(parse_output(&older), Some(parsed("unittest_mixed.txt")));
+}
+
+#[test]
+fn a_failing_subtest_is_named_with_its_parameters() {
+    let output = "F\n\
+                  ======================================================================\n\
+                  FAIL: test_even (tests.test_num.NumTest.test_even) (n=3)\n\
+                  ----------------------------------------------------------------------\n\
+                  AssertionError: 1 != 0\n\
+                  \n\
+                  ----------------------------------------------------------------------\n\
+                  Ran 1 test in 0.001s\n\
+                  \n\
+                  FAILED (failures=1)\n";
+    assert_eq!(
+        parse_output(output),
+        Some((
+            "unittest".to_string(),
+            counts(0, 1, 0, &["tests.test_num.NumTest.test_even (n=3)"])
+        ))
+    );
+}
+
+#[test]
+fn a_bare_ok_or_a_ran_line_that_no_closing_line_follows_is_not_unittest() {
+    assert_eq!(parse_output("OK\n"), None);
+    assert_eq!(parse_output("FAILED (failures=1)\n"), None);
+    assert_eq!(parse_output("Ran 3 tests in 0.004s\n"), None);
+    assert_eq!(
+        parse_output("Ran 3 tests in 0.004s\nuploading results\nOK\n"),
+        None
+    );
+    assert_eq!(
+        parse_output("Ran 3 tests in 0.004s\n\nOK (warnings=2)\n"),
+        None
+    );
+}
+
+#[test]
+fn pytest_output_is_not_read_as_unittest_nor_unittest_as_pytest() {
+    assert_eq!(parsed("pytest_mixed.txt").0, "pytest");
+    assert_eq!(parsed("unittest_mixed_verbose.txt").0, "unittest");
+}
+
+// ---- the judge ----
+
+fn report(name: &str, exit_code: i32) -> autofix::pipeline::test_report::CommandReport {
+    let outcome = CommandOutcome {
+        exit_code: Some(exit_code),
+        signal: None,
+        timed_out: false,
+        duration: Duration::from_millis(5),
+        output: captured(name),
+        output_bytes: 0,
+        truncated: false,
+    };
+    let command = ["python3", "-m", "unittest"].map(String::from);
+    report_for(
+        "test",
+        &command,
+        &outcome,
+        &data_dir(),
+        SystemTime::now(),
+        false,
+    )
+}
+
+#[test]
+fn a_unittest_test_that_fails_only_on_the_change_makes_the_change_worse_by_name() {
+    let base = CheckRun::new(report("unittest_story_base.txt", 1), None);
+    let change = CheckRun::new(report("unittest_story_change.txt", 1), None);
+    let relevance = Relevance::new("The parser drops the last line.", &["calc.py".to_string()]);
+    let comparison = compare(Some(&base), change, &relevance);
+    assert_eq!(
+        comparison.new_failures,
+        ["tests.test_calc.CalcTest.test_mul"]
+    );
+    assert_eq!(
+        comparison.still_failing,
+        ["tests.test_calc.CalcTest.test_add"]
+    );
+    let Verdict::Worse { why } = &comparison.verdict else {
+        panic!("a new failure was accepted: {comparison:?}")
+    };
+    assert!(why.contains("tests.test_calc.CalcTest.test_mul"), "{why}");
+}
