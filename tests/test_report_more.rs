@@ -141,6 +141,124 @@ fn pytest_output_is_not_read_as_unittest_nor_unittest_as_pytest() {
     assert_eq!(parsed("unittest_mixed_verbose.txt").0, "unittest");
 }
 
+// ---- TAP ----
+
+#[test]
+fn node_tap_counts_leaf_tests_and_names_nested_failures_by_their_parents() {
+    let (parser, tests) = parsed("tap_node_mixed.txt");
+    assert_eq!(parser, "tap");
+    // Leaves: adds, multiplies, deep pass pass; adds wrongly, throws, divides wrongly, deep
+    // failure fail; the skip and the failing todo are skipped. `math` and `nested` only sum.
+    assert_eq!(
+        tests,
+        counts(
+            3,
+            4,
+            2,
+            &[
+                "adds wrongly",
+                "throws",
+                "math > divides wrongly",
+                "math > nested > deep failure"
+            ]
+        )
+    );
+}
+
+#[test]
+fn prove_verbose_tap_is_read_per_file_with_the_file_in_each_name() {
+    // basic.t: adds, multiplies, doubles pass, a skip and a failing todo; other.t: one pass.
+    assert_eq!(
+        parsed("tap_prove_mixed.txt"),
+        (
+            "tap".to_string(),
+            counts(
+                4,
+                2,
+                2,
+                &[
+                    "t/basic.t > adds wrongly",
+                    "t/basic.t > math > divides wrongly"
+                ]
+            )
+        )
+    );
+}
+
+#[test]
+fn prove_without_v_prints_only_a_summary_which_is_left_unread() {
+    assert_eq!(parse_output(&captured("tap_prove_summary.txt")), None);
+}
+
+#[test]
+fn a_parent_that_fails_itself_while_its_subtests_pass_is_a_failure() {
+    let output = "TAP version 14\n# Subtest: table\n    ok 1 - a\n    ok 2 - b\n    1..2\n\
+                  not ok 1 - table\n  ---\n  error: 'cleanup left files behind'\n  ...\n1..1\n";
+    assert_eq!(
+        parse_output(output),
+        Some(("tap".to_string(), counts(2, 1, 0, &["table"])))
+    );
+}
+
+#[test]
+fn directives_escapes_and_missing_descriptions_are_read_as_tap_means_them() {
+    let output = "1..5\nnot ok 1 - counts \\# of lines # TODO later\nok 2 - fast # skipped: slow\n\
+                  not ok 3\nok 4 - uses a \\\\ path\nnot ok 5 - parses # Skip no parser\n";
+    assert_eq!(
+        parse_output(output),
+        Some(("tap".to_string(), counts(1, 1, 3, &["test 3"])))
+    );
+    let named = "1..1\nnot ok 1 - counts \\# of lines\n";
+    assert_eq!(
+        parse_output(named),
+        Some(("tap".to_string(), counts(0, 1, 0, &["counts # of lines"])))
+    );
+}
+
+#[test]
+fn a_bail_out_is_a_failure() {
+    let output = "1..3\nok 1 - connects\nBail out! no database\n";
+    assert_eq!(
+        parse_output(output),
+        Some((
+            "tap".to_string(),
+            counts(1, 1, 0, &["Bail out! no database"])
+        ))
+    );
+}
+
+#[test]
+fn test_points_in_other_text_without_a_plan_are_not_tap() {
+    assert_eq!(
+        parse_output("ok 1 - looks like tap\nnot ok 2 - so does this\n"),
+        None
+    );
+    assert_eq!(parsed("go_test_verbose.txt").0, "go-test");
+    assert_eq!(parsed("cargo_test_failing.txt").0, "cargo-test");
+    assert_eq!(parsed("unittest_mixed_verbose.txt").0, "unittest");
+}
+
+#[test]
+fn lines_inside_a_yaml_block_are_not_test_points() {
+    let output = "1..1\nnot ok 1 - prints tap\n  ---\n  output: |-\n    ok 1 - inner\n    1..1\n  \
+                  ...\n";
+    assert_eq!(
+        parse_output(output),
+        Some(("tap".to_string(), counts(0, 1, 0, &["prints tap"])))
+    );
+}
+
+#[test]
+fn tap_after_other_runners_output_is_counted_with_it() {
+    let output = captured("unittest_ok.txt") + &captured("tap_node_mixed.txt");
+    let (parser, tests) = parse_output(&output).expect("recognised");
+    assert_eq!(parser, "unittest+tap");
+    assert_eq!(
+        (tests.passed, tests.failed, tests.skipped),
+        (2 + 3, 4, 1 + 2)
+    );
+}
+
 // ---- the judge ----
 
 fn report(name: &str, exit_code: i32) -> autofix::pipeline::test_report::CommandReport {

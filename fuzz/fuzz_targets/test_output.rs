@@ -1,5 +1,5 @@
 //! A validation command's captured output, read for test counts by every runner's reader
-//! (cargo test, nextest, pytest, go test, unittest) as the judge does.
+//! (cargo test, nextest, pytest, go test, unittest, TAP) as the judge does.
 #![no_main]
 
 use autofix::pipeline::test_report::parse_output;

@@ -1,11 +1,12 @@
 //! TEST_REPORT.json: each validation command's result, with test counts and failing test names
-//! parsed from `cargo test`/nextest, pytest, `go test` and Python `unittest` output, and from
-//! JUnit XML files it wrote.
+//! parsed from `cargo test`/nextest, pytest, `go test`, Python `unittest` and TAP output, and
+//! from JUnit XML files it wrote.
 
 mod go_test;
 mod junit;
 mod libtest;
 mod pytest;
+mod tap;
 mod unittest;
 
 use std::collections::HashSet;
@@ -27,7 +28,8 @@ pub struct TestCounts {
     pub passed: u64,
     /// Tests that failed or errored (pytest's and JUnit's `errors` included).
     pub failed: u64,
-    /// Tests skipped or ignored (pytest's `xfailed` included, as its JUnit XML does).
+    /// Tests skipped or ignored (pytest's `xfailed` included, as its JUnit XML does, and a failing
+    /// TAP `# TODO`).
     pub skipped: u64,
     /// Names of the failing tests, as the runner printed them, each once, in first-seen order.
     pub failures: Vec<String>,
@@ -77,8 +79,8 @@ pub struct CommandReport {
     /// The output hit the runner's cap and its middle was dropped: counts may be partial.
     #[serde(default)]
     pub output_truncated: bool,
-    /// `cargo-test`, `cargo-nextest`, `pytest`, `go-test`, `unittest` (joined by `+` when one
-    /// command ran several), `junit`, or none when nothing could be parsed.
+    /// `cargo-test`, `cargo-nextest`, `pytest`, `go-test`, `unittest`, `tap` (joined by `+` when
+    /// one command ran several), `junit`, or none when nothing could be parsed.
     pub parser: Option<String>,
     pub tests: Option<TestCounts>,
 }
@@ -106,6 +108,7 @@ pub fn parse_output(output: &str) -> Option<(String, TestCounts)> {
         ("pytest", pytest::parse(&text)),
         ("go-test", go_test::parse(&text)),
         ("unittest", unittest::parse(&text)),
+        ("tap", tap::parse(&text)),
     ]
     .into_iter()
     .filter_map(|(name, counts)| counts.map(|counts| (name, counts)))
