@@ -3,11 +3,13 @@
 //! from JUnit XML files it wrote.
 
 mod go_test;
+mod jest;
 mod junit;
 mod libtest;
 mod pytest;
 mod tap;
 mod unittest;
+mod vitest;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -106,6 +108,8 @@ pub fn parse_output(output: &str) -> Option<(String, TestCounts)> {
         ("cargo-nextest", libtest::parse_nextest(&text)),
         ("cargo-test", libtest::parse_cargo_test(&text)),
         ("pytest", pytest::parse(&text)),
+        ("jest", jest::parse(&text)),
+        ("vitest", vitest::parse(&text)),
         ("go-test", go_test::parse(&text)),
         ("unittest", unittest::parse(&text)),
         ("tap", tap::parse(&text)),

@@ -1,0 +1,98 @@
+//! Vitest's default reporter (`vitest run`): the closing `Tests` summary line and the `FAIL  file >
+//! suite > test` headers of its `Failed Suites` and `Failed Tests` sections.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{TestCounts, number, unique_in_order};
+
+/// `      Tests  2 failed | 3 passed | 1 skipped | 1 todo (7)`, or `      Tests  no tests`.
+static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^ *Tests  (?:no tests|(.+) \(\d+\))\s*$").expect("valid vitest summary pattern")
+});
+/// ` Test Files  2 failed | 1 passed (3)`: files, not tests, but it ends the failure sections.
+static FILES_SUMMARY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^ *Test Files  ").expect("valid vitest files pattern"));
+/// `⎯⎯⎯⎯ Failed Tests 2 ⎯⎯⎯⎯`, `⎯⎯⎯⎯ Unhandled Errors ⎯⎯⎯⎯`; not the `⎯⎯⎯[1/3]⎯` dividers.
+static SECTION_BANNER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^⎯+ (.+?) ⎯+\s*$").expect("valid vitest banner pattern"));
+/// ` FAIL  src/math.test.js > add > adds wrongly on purpose`, and for a file that failed to load
+/// ` FAIL  src/broken.test.js [ src/broken.test.js ]`.
+static FAILURE_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^ FAIL  (\S.*?)(?: \[ .+ \])?\s*$").expect("valid vitest failure header pattern")
+});
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Section {
+    Other,
+    FailedSuites,
+    FailedTests,
+}
+
+/// Vitest's counts, summed over every `Tests` line (a script may run it more than once): `todo`
+/// counts as skipped. A suite that failed on its own account (a file that failed to load, a
+/// `beforeAll` that threw) is listed under `Failed Suites` while its tests are skipped or never
+/// collected; it counts here as one failed test, named as Vitest names it. Failing tests are
+/// named `file > suite > test`. None when no `Tests` line was printed.
+pub(super) fn parse(text: &str) -> Option<TestCounts> {
+    let mut counts = TestCounts::default();
+    let mut saw_summary = false;
+    let mut names = Vec::new();
+    let mut section = Section::Other;
+    // Vitest prints a suite once per error it had: count it once.
+    let mut failed_suites = HashSet::new();
+    for line in text.lines() {
+        if let Some(caps) = SECTION_BANNER.captures(line) {
+            section = match &caps[1] {
+                title if title.starts_with("Failed Suites") => Section::FailedSuites,
+                title if title.starts_with("Failed Tests") => Section::FailedTests,
+                _ => Section::Other,
+            };
+        } else if section != Section::Other
+            && let Some(caps) = FAILURE_HEADER.captures(line)
+        {
+            let name = caps[1].to_string();
+            if section == Section::FailedSuites {
+                failed_suites.insert(name.clone());
+            }
+            names.push(name);
+        } else if let Some(summary) = summary_counts(line) {
+            saw_summary = true;
+            section = Section::Other;
+            counts.absorb(summary);
+            let suites = u64::try_from(failed_suites.len()).unwrap_or(u64::MAX);
+            counts.add(0, suites, 0);
+            failed_suites.clear();
+        } else if FILES_SUMMARY.is_match(line) {
+            section = Section::Other;
+        }
+    }
+    counts.failures = unique_in_order(names);
+    saw_summary.then_some(counts)
+}
+
+/// The counts a `Tests` line states, or None when it is not one: every item must be one of the
+/// outcomes Vitest prints.
+fn summary_counts(line: &str) -> Option<TestCounts> {
+    let caps = SUMMARY.captures(line)?;
+    let mut counts = TestCounts::default();
+    let Some(items) = caps.get(1) else {
+        return Some(counts);
+    };
+    for item in items.as_str().split(" | ") {
+        let (digits, outcome) = item.split_once(' ')?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let count = number(digits);
+        match outcome {
+            "passed" => counts.add(count, 0, 0),
+            "failed" => counts.add(0, count, 0),
+            "skipped" | "todo" => counts.add(0, 0, count),
+            _ => return None,
+        }
+    }
+    Some(counts)
+}
