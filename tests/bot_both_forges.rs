@@ -73,6 +73,16 @@ async fn a_test_already_failing_on_the_base_is_named_in_the_pull_request_on_gith
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_that_breaks_a_passing_unittest_is_refused_on_github() {
+    a_change_that_breaks_a_passing_unittest_is_refused(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_that_breaks_a_passing_unittest_is_refused_on_gitlab() {
+    a_change_that_breaks_a_passing_unittest_is_refused(BotTester::gitlab().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch_on_github() {
     failing_tests_end_in_a_failure_report_a_label_and_no_branch(BotTester::github().await).await;
 }
@@ -224,6 +234,61 @@ async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch(t: BotTeste
     assert!(t.labels(PROJECT, 8).contains(&FAILED_LABEL.to_owned()));
     let jobs = t.jobs().await;
     assert_eq!(jobs[0].failure_code.as_deref(), Some("VALIDATION_FAILED"));
+}
+
+/// A project tested by Python's unittest: `add` subtracts (its test already fails on the base),
+/// `mul` works.
+fn unittest_project() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (
+            "calc.py",
+            "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
+        ),
+        ("tests/__init__.py", ""),
+        (
+            "tests/test_calc.py",
+            "import unittest\n\nfrom calc import add, mul\n\n\nclass CalcTest(unittest.TestCase):\n    \
+             def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    \
+             def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n",
+        ),
+        (".gitignore", "__pycache__/\n"),
+        (
+            ".autofix.toml",
+            "[[validate]]\nname = \"unittest\"\nrun = [\"python3\", \"-m\", \"unittest\", \
+             \"discover\", \"-s\", \"tests\", \"-t\", \".\"]\ntimeout_secs = 120\n\
+             [repair]\nmax_attempts = 1\n",
+        ),
+    ]
+}
+
+/// The suite already fails on the base (`test_add`, the bug); the model leaves it failing and
+/// breaks `test_mul`, which passed. Both runs exit 1: only reading the results per test tells.
+async fn a_change_that_breaks_a_passing_unittest_is_refused(t: BotTester) {
+    let remote = t.repo(PROJECT, &unittest_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    let breaks_mul = "calc.py\n```\n<<<<<<< SEARCH\n    return a * b\n=======\n    return a ** b\n>>>>>>> REPLACE\n```\n";
+    let still_broken = "calc.py\n```\n<<<<<<< SEARCH\n    return a ** b\n=======\n    return a ** b\n>>>>>>> REPLACE\n```\n";
+    t.llm.reply_text_for_stage("triage", support::bot::triage());
+    t.llm.reply_text_for_stage("plan", support::bot::plan());
+    t.llm.reply_text_for_stage("edit", breaks_mul);
+    t.llm.reply_text_for_stage("repair", still_broken);
+
+    t.label_issue(PROJECT, 12, "add subtracts", &alice).await;
+    t.run_until_idle().await;
+
+    assert!(
+        t.change_requests(PROJECT).is_empty(),
+        "no pull or merge request"
+    );
+    assert_eq!(remote.branches(), ["main"], "no branch is pushed");
+    let jobs = t.jobs().await;
+    assert_eq!(jobs[0].failure_code.as_deref(), Some("VALIDATION_FAILED"));
+    let report = &t.comments(PROJECT, 12)[0];
+    assert!(
+        report.contains("tests that pass on the base commit fail with this change")
+            && report.contains("tests.test_calc.CalcTest.test_mul"),
+        "{report}"
+    );
 }
 
 async fn someone_who_may_not_push_gets_a_polite_no_and_nothing_runs(t: BotTester) {
