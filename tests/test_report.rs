@@ -667,3 +667,23 @@ fn a_report_reads_back_from_json_as_it_was_written() {
         report
     );
 }
+
+#[test]
+fn a_pytest_run_printed_inside_a_test_s_captured_output_is_not_read_as_results() {
+    // A test of pytest itself (via `pytester`) printed the inner run it made: its
+    // `test_constant_not_picked_as_module_docstring.py::test_inner_fails` is no result.
+    let outer = counts(
+        2,
+        1,
+        0,
+        &["test_outer.py::test_nested_run_reports_a_failure"],
+    );
+    assert_eq!(
+        parsed("pytest_nested_run.txt"),
+        ("pytest".to_string(), outer.clone())
+    );
+    assert_eq!(
+        parsed("pytest_nested_run_quiet.txt"),
+        ("pytest".to_string(), outer)
+    );
+}

@@ -1,5 +1,6 @@
 //! pytest: the closing summary line (`==== 3 passed, 1 failed in 0.12s ====`, or bare with
-//! `-q`) and the failing tests its `short test summary info` section names.
+//! `-q`) and the failing tests its `short test summary info` section names — of the runs the
+//! command made, never of runs a test made and printed (pytest's own suite does, by `pytester`).
 
 use std::sync::LazyLock;
 
@@ -18,6 +19,15 @@ static SUMMARY_ITEM: LazyLock<Regex> = LazyLock::new(|| {
 static SHORT_SUMMARY_HEADER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^=+ short test summary info =+$").expect("valid pytest section pattern")
 });
+/// `---- Captured stdout call ----`, `---- Captured log setup ----`: a test's own output follows.
+static CAPTURED_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^-+ Captured (?:stdout|stderr|log) \S+ -+$").expect("valid pytest capture pattern")
+});
+/// The sections that only the command's own run prints after its tests' output.
+static CLOSING_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^=+ (?:short test summary info|warnings summary) =+$")
+        .expect("valid pytest section pattern")
+});
 static SECTION_HEADER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^=+ .* =+$").expect("valid pytest section pattern"));
 /// `FAILED test_demo.py::test_x[2-3] - assert 5 == 6`, `ERROR test_broken.py`.
@@ -33,7 +43,11 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
     let mut saw_summary = false;
     let mut names = Vec::new();
     let mut in_short_summary = false;
+    let mut captured = Captured::default();
     for line in text.lines() {
+        if captured.swallows(line) {
+            continue;
+        }
         if let Some(summary) = summary_counts(line) {
             saw_summary = true;
             in_short_summary = false;
@@ -48,6 +62,43 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
     }
     counts.failures = unique_in_order(names);
     saw_summary.then_some(counts)
+}
+
+/// Where a test's captured output is in the report: from a `Captured … ----` header until one
+/// of the sections only the outer run prints, or its summary line. A pytest run printed in there
+/// (its own header and sections, up to its own summary line) is the test's output, not results.
+#[derive(Default)]
+struct Captured {
+    inside: bool,
+    nested_run: bool,
+}
+
+impl Captured {
+    /// Whether `line` belongs to a test's captured output (and so is not read as results).
+    fn swallows(&mut self, line: &str) -> bool {
+        if CAPTURED_HEADER.is_match(line) {
+            self.inside = true;
+            return true;
+        }
+        if !self.inside {
+            return false;
+        }
+        if self.nested_run {
+            if summary_counts(line).is_some() {
+                self.nested_run = false;
+            }
+            return true;
+        }
+        if summary_counts(line).is_some() || CLOSING_HEADER.is_match(line) {
+            self.inside = false;
+            return false;
+        }
+        if SECTION_HEADER.is_match(line) {
+            // `test session starts`, or a quiet run's `FAILURES`: a run inside the output.
+            self.nested_run = true;
+        }
+        true
+    }
 }
 
 /// The counts a summary line states, or None when the line is not one: every item must read
