@@ -11,27 +11,10 @@ use autofix::pipeline::test_report::{
     parse_junit_written_since, parse_output, report_for,
 };
 
-fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/test_reports")
-}
+#[path = "support/reports.rs"]
+mod reports;
 
-fn captured(name: &str) -> String {
-    fs::read_to_string(data_dir().join(name)).unwrap_or_else(|e| panic!("reading {name}: {e}"))
-}
-
-fn parsed(name: &str) -> (String, TestCounts) {
-    parse_output(&captured(name)).unwrap_or_else(|| panic!("{name} was not recognised"))
-}
-
-fn counts(passed: u64, failed: u64, skipped: u64, failures: &[&str]) -> TestCounts {
-    TestCounts {
-        passed,
-        failed,
-        skipped,
-        failures: failures.iter().map(|name| name.to_string()).collect(),
-        ..TestCounts::default()
-    }
-}
+use reports::{captured, counts, data_dir, parsed};
 
 /// What a runner that prints only its failures (`go test` without `-v`) tells.
 fn failures_only(failed: u64, failures: &[&str]) -> TestCounts {

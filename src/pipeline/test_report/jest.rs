@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{TestCounts, number, unique_in_order};
+use super::{TestCounts, unique_in_order};
 
 /// `FAIL src/math.test.js`, ` FAIL  src/math.test.js` once its colour badge is stripped, and
 /// `PASS src/slow.test.js (5.12 s)` or `(5.12 s, 48 MB heap size)` for a slow file.
@@ -67,14 +67,7 @@ fn summary_counts(line: &str) -> Option<TestCounts> {
     let items = SUMMARY.captures(line)?.get(1)?.as_str();
     let mut counts = TestCounts::default();
     for item in items.split(", ").filter(|item| !item.is_empty()) {
-        let (digits, outcome) = item.split_once(' ')?;
-        let count = number(digits);
-        match outcome {
-            "passed" => counts.add(count, 0, 0),
-            "failed" => counts.add(0, count, 0),
-            "skipped" | "todo" => counts.add(0, 0, count),
-            _ => return None,
-        }
+        counts.add_js_item(item)?;
     }
     Some(counts)
 }

@@ -57,6 +57,23 @@ impl TestCounts {
         self.failures = unique_in_order(std::mem::take(&mut self.failures));
     }
 
+    /// Adds one item of Jest's and Vitest's summary lines, `N outcome` (`3 passed`, `1 failed`,
+    /// `2 skipped`, `1 todo`, todo counting as skipped); None for anything else.
+    fn add_js_item(&mut self, item: &str) -> Option<()> {
+        let (digits, outcome) = item.split_once(' ')?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let count = number(digits);
+        match outcome {
+            "passed" => self.add(count, 0, 0),
+            "failed" => self.add(0, count, 0),
+            "skipped" | "todo" => self.add(0, 0, count),
+            _ => return None,
+        }
+        Some(())
+    }
+
     /// Saturating: a runner's line claiming absurd counts must not overflow the sum.
     fn add(&mut self, passed: u64, failed: u64, skipped: u64) {
         self.passed = self.passed.saturating_add(passed);

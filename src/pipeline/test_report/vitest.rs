@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{TestCounts, number, unique_in_order};
+use super::{TestCounts, unique_in_order};
 
 /// `      Tests  2 failed | 3 passed | 1 skipped | 1 todo (7)`, or `      Tests  no tests`.
 static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
@@ -82,17 +82,7 @@ fn summary_counts(line: &str) -> Option<TestCounts> {
         return Some(counts);
     };
     for item in items.as_str().split(" | ") {
-        let (digits, outcome) = item.split_once(' ')?;
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        let count = number(digits);
-        match outcome {
-            "passed" => counts.add(count, 0, 0),
-            "failed" => counts.add(0, count, 0),
-            "skipped" | "todo" => counts.add(0, 0, count),
-            _ => return None,
-        }
+        counts.add_js_item(item)?;
     }
     Some(counts)
 }
