@@ -243,11 +243,24 @@ pub struct Comparison {
     pub fixed: Vec<String>,
     /// Failed in one run and passed in the other, on either tree.
     pub flaky: Vec<String>,
+    /// Still failing tests the change may be about, when it fixed none of them: one must pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub demanded: Vec<String>,
 }
 
 impl Comparison {
     pub fn acceptable(&self) -> bool {
         !matches!(self.verdict, Verdict::Worse { .. })
+    }
+
+    /// The tests that already failed on the base and may go on failing: never one the verdict
+    /// demands, so no repair is told both to make a test pass and to leave it alone.
+    pub fn left_alone(&self) -> Vec<String> {
+        self.still_failing
+            .iter()
+            .filter(|name| !self.demanded.contains(name))
+            .cloned()
+            .collect()
     }
 }
 
@@ -296,6 +309,7 @@ pub fn compare(base: Option<&CheckRun>, change: CheckRun, relevance: &Relevance)
         still_failing,
         fixed,
         flaky: flaky.into_iter().collect(),
+        demanded: about_the_issue,
     }
 }
 
@@ -605,6 +619,14 @@ mod tests {
             panic!("the issue's own test was left failing: {comparison:?}")
         };
         assert!(why.contains("test_clamp_limits_both_ends"), "{why}");
+        assert_eq!(
+            comparison.demanded,
+            vec!["test_calc.py::test_clamp_limits_both_ends"]
+        );
+        assert!(
+            comparison.left_alone().is_empty(),
+            "a demanded test is never also to be left alone"
+        );
     }
 
     #[test]

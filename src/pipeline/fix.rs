@@ -881,7 +881,7 @@ impl Job<'_> {
                             Feedback::ValidationFailed {
                                 command,
                                 why,
-                                already_failing: worse.still_failing.clone(),
+                                already_failing: worse.left_alone(),
                                 output_tail: failing_tail.unwrap_or_default(),
                             },
                         )
