@@ -613,14 +613,13 @@ fn config_check(file: Option<PathBuf>, repo: Option<PathBuf>, online: bool) -> E
     let sandbox = autofix::commands::harden::check_sandbox(&config.sandbox());
     let mut report = preflight::setup_report(&config, &sandbox);
     if online {
-        let services = autofix::commands::verify::Services {
-            github: parts.github.clone(),
-            gitlab: parts.gitlab.clone(),
-            llm: std::sync::Arc::from(parts.llm),
-            database_url: config.database_url(),
-            public_url: config.server.public_url.clone(),
-            hosted_llm: autofix::llm::is_hosted_vendor(&config.llm.base_url),
-        };
+        let services = autofix::commands::verify::Services::new(
+            &config,
+            parts.github.clone(),
+            parts.gitlab.clone(),
+            std::sync::Arc::from(parts.llm),
+            autofix::commands::serve::known_secrets(&config),
+        );
         report = runtime.block_on(autofix::commands::verify::verify(report, &services));
     }
     let broken: Vec<&str> = report

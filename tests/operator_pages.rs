@@ -228,6 +228,11 @@ fn the_setup_page_shows_what_each_service_said_and_asks_again_on_its_button() {
     assert_eq!(readiness(&page, "llm"), "broken");
     let llm_row = page.text("tr[data-part=\"llm\"]");
     assert!(llm_row.contains("Incorrect API key provided"), "{llm_row}");
+    assert!(
+        !llm_row.contains("sk-wrong-0123456789"),
+        "the key is never shown: {llm_row}"
+    );
+    assert!(!serve.logs().contains("sk-wrong-0123456789"), "nor logged");
     assert_eq!(readiness(&page, "database"), "verified");
     assert_eq!(readiness(&page, "public URL"), "verified");
     screenshot(&page, "setup-verified.png");

@@ -5,8 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::preflight::{self, Part, Readiness};
+use crate::config::ServiceConfig;
 use crate::forge::{Access, Forge, ForgeError};
-use crate::llm::{LlmError, LlmProvider};
+use crate::llm::{LlmError, LlmProvider, error_chain};
+use crate::redact::Redactor;
 use crate::store::{Store, StoreError};
 
 /// How long one service may take to answer before its part stays "configured, not verified".
@@ -24,6 +26,29 @@ pub struct Services {
     /// Whether the model's base URL is a hosted vendor's, where a model the key cannot use is
     /// broken rather than a local server's naming.
     pub hosted_llm: bool,
+    /// Every secret of the configuration: a service's answer may echo what it was sent.
+    pub redactor: Redactor,
+}
+
+impl Services {
+    /// The services `config` names, asked through these clients.
+    pub fn new(
+        config: &ServiceConfig,
+        github: Option<Arc<dyn Forge>>,
+        gitlab: Option<Arc<dyn Forge>>,
+        llm: Arc<dyn LlmProvider>,
+        redactor: Redactor,
+    ) -> Services {
+        Services {
+            github,
+            gitlab,
+            llm,
+            database_url: config.database_url(),
+            public_url: config.server.public_url.clone(),
+            hosted_llm: crate::llm::is_hosted_vendor(&config.llm.base_url),
+            redactor,
+        }
+    }
 }
 
 /// What one service said when asked.
@@ -67,9 +92,18 @@ pub async fn verify(mut report: Vec<Part>, services: &Services) -> Vec<Part> {
         else {
             continue;
         };
-        apply(part, verdict);
+        apply(part, redacted(verdict, &services.redactor));
     }
     report
+}
+
+/// `verdict` with every secret it repeats hidden (a vendor may echo the key it refused).
+fn redacted(verdict: Verdict, redactor: &Redactor) -> Verdict {
+    match verdict {
+        Verdict::Verified(said) => Verdict::Verified(redactor.redact(&said)),
+        Verdict::Broken(said) => Verdict::Broken(redactor.redact(&said)),
+        Verdict::NotVerified(said) => Verdict::NotVerified(redactor.redact(&said)),
+    }
 }
 
 /// The part as its service's answer leaves it: the configured facts, then what was said.
@@ -211,17 +245,6 @@ async fn public_address(public_url: &str) -> Verdict {
             status.as_u16()
         ))
     }
-}
-
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -488,7 +488,7 @@ fn displayable(url: &Url) -> Url {
 }
 
 /// The error and its causes, so "connection refused" is not hidden behind "error sending request".
-fn error_chain(err: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
     let mut parts: Vec<String> = vec![err.to_string()];
     let mut source = err.source();
     while let Some(cause) = source {

@@ -14,6 +14,7 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 pub use anthropic::ANTHROPIC_DEFAULT_MAX_TOKENS;
+pub(crate) use http::error_chain;
 
 /// The header that tells a log reader (and the scripted test server) which stage asked.
 pub const STAGE_HEADER: &str = "X-Autofix-Stage";

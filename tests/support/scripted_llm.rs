@@ -550,14 +550,18 @@ async fn render(vendor: Vendor, request: &RecordedRequest, mut reply: Reply) -> 
 }
 
 /// OpenAI's `GET /v1/models`: the list object, or the 401 its API answers a wrong key with
-/// (`{"error": {"message": "Incorrect API key provided: …", "code": "invalid_api_key"}}`).
+/// (`{"error": {"message": "Incorrect API key provided: …", "code": "invalid_api_key"}}`), here
+/// quoting the key whole.
 fn models_answer(listing: &Listing, request: &RecordedRequest) -> Response {
     let json = [("content-type".to_owned(), "application/json".to_owned())];
     if let Some(key) = &listing.key {
         let given = request.header("authorization").unwrap_or_default();
         if given != format!("Bearer {key}") {
+            // OpenAI masks the key it quotes; this echoes it whole, as a careless
+            // OpenAI-compatible proxy would, so that a story can see it never shown.
+            let presented = given.trim_start_matches("Bearer ");
             let body = json!({"error": {
-                "message": "Incorrect API key provided: sk-wrong. You can find your API key at https://platform.openai.com/account/api-keys.",
+                "message": format!("Incorrect API key provided: {presented}. You can find your API key at https://platform.openai.com/account/api-keys."),
                 "type": "invalid_request_error",
                 "param": null,
                 "code": "invalid_api_key"
