@@ -38,13 +38,10 @@ pub fn known_secrets(config: &ServiceConfig) -> Redactor {
     redactor
 }
 
-/// What the setup and jobs pages show, from the configuration and the sandbox check.
-pub fn pages_state(
-    config: &ServiceConfig,
-    store: Store,
-    sandbox: &Result<String, String>,
-) -> PagesState {
-    let parts = setup_parts(preflight::setup_report(config, sandbox));
+/// What the setup and jobs pages show: the configuration and its `report` (see
+/// [`preflight::setup_report`]), as configured until the services are asked.
+pub fn pages_state(config: &ServiceConfig, store: Store, report: &[preflight::Part]) -> PagesState {
+    let parts = setup_parts(report.to_vec());
     let github = &config.github;
     let setup = SetupFacts {
         parts,
@@ -172,14 +169,13 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     // One registry for the ingress, the workers and the LLM client, shown at `/metrics`.
     let telemetry = Arc::new(Telemetry::new());
     let llm: Arc<dyn crate::llm::LlmProvider> = Arc::from(llm);
-    let services = Arc::new(Services {
-        github: github.clone(),
-        gitlab: gitlab.clone(),
-        llm: llm.clone(),
-        database_url: config.database_url(),
-        public_url: config.server.public_url.clone(),
-        hosted_llm: crate::llm::is_hosted_vendor(&config.llm.base_url),
-    });
+    let services = Arc::new(Services::new(
+        &config,
+        github.clone(),
+        gitlab.clone(),
+        llm.clone(),
+        known_secrets(&config),
+    ));
     let llm = Metered::new(
         llm,
         &config.llm.provider.to_string(),
@@ -207,10 +203,9 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     if let Err(line) = &sandbox {
         tracing::error!("{line}: every job will fail with SANDBOX_UNAVAILABLE until it works");
     }
-    let pages = pages_state(&config, store.clone(), &sandbox).with_checks(parts_check(
-        preflight::setup_report(&config, &sandbox),
-        services,
-    ));
+    let report = preflight::setup_report(&config, &sandbox);
+    let pages =
+        pages_state(&config, store.clone(), &report).with_checks(parts_check(report, services));
     if state.github_secrets.is_empty() && state.gitlab_secrets.is_empty() {
         tracing::warn!(
             "no forge is configured yet: open http://{address}/ to set autofix up \
