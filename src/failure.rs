@@ -46,10 +46,12 @@ pub enum FailureCode {
     LlmOutputTruncated,
     /// A maintainer cancelled the job (`/autofix cancel`); it stopped at a stage boundary.
     Cancelled,
+    /// `[reproduce] mode = "required"` and no test the model wrote failed on the base commit.
+    ReproductionFailed,
 }
 
 impl FailureCode {
-    pub const ALL: [FailureCode; 18] = [
+    pub const ALL: [FailureCode; 19] = [
         FailureCode::GitConflict,
         FailureCode::ValidationFailed,
         FailureCode::PermissionDenied,
@@ -68,6 +70,7 @@ impl FailureCode {
         FailureCode::SandboxUnavailable,
         FailureCode::LlmOutputTruncated,
         FailureCode::Cancelled,
+        FailureCode::ReproductionFailed,
     ];
 
     /// The code as written in comments and artifacts, e.g. `BRANCH_EXISTS`.
@@ -91,6 +94,7 @@ impl FailureCode {
             FailureCode::SandboxUnavailable => "SANDBOX_UNAVAILABLE",
             FailureCode::LlmOutputTruncated => "LLM_OUTPUT_TRUNCATED",
             FailureCode::Cancelled => "CANCELLED",
+            FailureCode::ReproductionFailed => "REPRODUCTION_FAILED",
         }
     }
 
@@ -127,5 +131,6 @@ mod tests {
         statuses.dedup();
         assert_eq!(statuses.len(), FailureCode::ALL.len());
         assert_eq!(FailureCode::GitConflict.exit_status(), 10);
+        assert_eq!(FailureCode::ReproductionFailed.exit_status(), 28);
     }
 }

@@ -94,6 +94,7 @@ pub struct RepoConfig {
     pub instructions: InstructionsSection,
     pub budget: BudgetSection,
     pub commands: CommandsSection,
+    pub reproduce: ReproduceSection,
 }
 
 /// One validation command. `name`, `run` and `timeout_secs` are written by other tools too.
@@ -227,6 +228,27 @@ pub struct BudgetSection {
     pub max_tokens: u64,
     /// Wall-clock seconds one job may take, commands included.
     pub max_wall_secs: u64,
+}
+
+/// A test that shows the problem, written and run on the base commit before the fix is asked
+/// for (issues classified `fix` or `feat` only).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReproduceSection {
+    pub mode: ReproduceMode,
+}
+
+/// Whether a job must, may or does not try to reproduce its issue with a test first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReproduceMode {
+    /// No reproduction, no pull request: the job ends with `REPRODUCTION_FAILED`.
+    Required,
+    /// Without a reproduction the job goes on, and its pull request is a draft saying so.
+    #[default]
+    Preferred,
+    /// No reproduction is asked for.
+    Off,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

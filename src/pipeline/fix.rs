@@ -20,6 +20,7 @@ use super::json_stage::{OutputCaps, Problem, corrective_prompt};
 use super::plan::{self, Plan, PlanAnswer};
 use super::plan_files;
 use super::prompts::{Feedback, edit_prompt};
+use super::proof::Reproduction;
 use super::repo_map::{LookedUp, look_up, looked_up_section, repo_map_section};
 use super::run_log::RunLog;
 use super::sanitise;
@@ -172,6 +173,9 @@ pub struct FixSummary {
     pub artifacts: PathBuf,
     /// The triage and plan that wait for a maintainer's approval; nothing was edited.
     pub proposed: Option<ProposedPlan>,
+    /// The tests that show the issue and how they fared, or why there are none; `None` when the
+    /// run ended before the reproduce stage.
+    pub reproduction: Option<Reproduction>,
 }
 
 /// A failure: its code, the stage it happened in, and one line of reason.
@@ -300,6 +304,7 @@ impl FixSummary {
             networked_commands: Vec::new(),
             artifacts,
             proposed: None,
+            reproduction: None,
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod json_stage;
 pub mod plan;
 mod plan_files;
 pub mod prompts;
+pub mod proof;
 pub mod repo_map;
 mod run_log;
 pub mod sanitise;
