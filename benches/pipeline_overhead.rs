@@ -147,6 +147,7 @@ fn main() {
             revision: None,
             cancel: Default::default(),
             approval: Default::default(),
+            earlier_reproduction: None,
         };
         let started = Instant::now();
         let summary = runtime.block_on(fix(&options, &llm)).unwrap();

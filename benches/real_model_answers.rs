@@ -195,6 +195,7 @@ async fn run_mode(llm: &dyn LlmProvider, issues: &[Issue]) -> Tally {
             revision: None,
             cancel: Default::default(),
             approval: Default::default(),
+            earlier_reproduction: None,
         };
         let summary = fix(&options, llm)
             .await

@@ -364,6 +364,7 @@ fn fix_command(
         revision: None,
         cancel: Default::default(),
         approval: Default::default(),
+        earlier_reproduction: None,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -137,6 +137,9 @@ pub struct FixOptions {
     pub cancel: CancelFlag,
     /// Whether the plan waits for a maintainer's approval, or was approved.
     pub approval: Approval,
+    /// The reproduction the change request was opened with (a revision, a replay onto a new
+    /// base): no new one is asked for; its tests run again, must pass, and are reported again.
+    pub earlier_reproduction: Option<Reproduction>,
 }
 
 /// How the run ended, as written to `RESULT.json`.

@@ -118,6 +118,7 @@ pub fn revalidation_options(repo: &Path, out: &Path) -> FixOptions {
         revision: None,
         cancel: Default::default(),
         approval: Default::default(),
+        earlier_reproduction: None,
     }
 }
 

@@ -276,6 +276,7 @@ impl JobRun {
             revision,
             cancel: self.cancel.clone(),
             approval,
+            earlier_reproduction: None,
         }
     }
 }
