@@ -1,0 +1,145 @@
+//! Talking to the model and keeping to the job's limits: each exchange kept as artifacts, JSON
+//! answers read with one corrective round, the budget and a maintainer's cancel checked.
+
+use super::*;
+
+impl Job<'_> {
+    /// One LLM exchange for `stage` (its answer capped at `cap` tokens, in `schema` when
+    /// given), with its prompt and answer kept as artifacts.
+    pub(super) async fn ask(
+        &mut self,
+        stage: &'static str,
+        prompt: String,
+        cap: u32,
+        schema: Option<ResponseSchema>,
+    ) -> Result<LlmResponse, Failed> {
+        self.check_budget(stage)?;
+        self.round += 1;
+        let stem = format!("{:02}-{stage}", self.round);
+        // The prompt quotes command output and files a command may have written: what the
+        // model reads is what the artifact shows, secrets redacted.
+        let prompt = self.options.redactor.redact(&prompt);
+        self.log
+            .write_text(&format!("rounds/{stem}-prompt.txt"), &prompt)
+            .map_err(io_failure(stage))?;
+        let request = LlmRequest {
+            stage: stage.to_string(),
+            system: None,
+            prompt,
+            temperature: Some(0.0),
+            max_output_tokens: Some(cap),
+            schema,
+        };
+        let response = self
+            .llm
+            .complete(&request)
+            .await
+            .map_err(|err| Failed::new(FailureCode::LlmError, stage, err.to_string()))?;
+        self.summary.input_tokens += response.usage.input_tokens;
+        self.summary.output_tokens += response.usage.output_tokens;
+        self.log
+            .write_text(&format!("rounds/{stem}-response.txt"), &response.text)
+            .map_err(io_failure(stage))?;
+        if response.truncated() {
+            self.log.line(&format!(
+                "{stage}: the answer stopped at the {cap}-token cap ({})",
+                response.finish_reason.as_deref().unwrap_or_default()
+            ));
+        }
+        self.check_budget(stage)?;
+        Ok(response)
+    }
+
+    /// A JSON stage's exchange: the answer in the stage's schema, read by `parse`. An answer
+    /// that cannot be read (or was cut off) gets one corrective round naming the problem; a
+    /// second failure ends the job.
+    pub(super) async fn ask_json<T>(
+        &mut self,
+        stage: &'static str,
+        prompt: String,
+        schema: ResponseSchema,
+        cap: u32,
+        parse: impl Fn(&str) -> Result<T, StageOutputError>,
+    ) -> Result<T, Failed> {
+        let read = |response: &LlmResponse| {
+            if response.truncated() {
+                return Err(Problem::CutOff {
+                    cap,
+                    finish_reason: response.finish_reason.clone().unwrap_or_default(),
+                });
+            }
+            parse(&response.text).map_err(Problem::Unreadable)
+        };
+        let first = self
+            .ask(stage, prompt.clone(), cap, Some(schema.clone()))
+            .await?;
+        let problem = match read(&first) {
+            Ok(answer) => return Ok(answer),
+            Err(problem) => problem,
+        };
+        self.summary.corrections += 1;
+        self.log.line(&format!(
+            "{stage}: the answer cannot be used ({}); asking once more",
+            problem.describe()
+        ));
+        let retry = corrective_prompt(&prompt, &problem, &first.text, &schema);
+        let second = self.ask(stage, retry, cap, Some(schema)).await?;
+        read(&second).map_err(|problem| {
+            let (code, reason) = problem.failure(stage, &format!("llm.max_output_tokens_{stage}"));
+            Failed::new(code, stage, reason)
+        })
+    }
+
+    /// A maintainer's `cancel` ends the run at the next stage boundary (and before every
+    /// model call and command, which check the budget too).
+    pub(super) fn check_cancelled(&self, stage: &'static str) -> Result<(), Failed> {
+        if self.options.cancel.is_cancelled() {
+            return Err(Failed::new(
+                FailureCode::Cancelled,
+                stage,
+                "cancelled by a maintainer",
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn check_budget(&self, stage: &'static str) -> Result<(), Failed> {
+        self.check_cancelled(stage)?;
+        let budget = &self.ready.config.budget;
+        let tokens = self.summary.input_tokens + self.summary.output_tokens;
+        if tokens > budget.max_tokens {
+            return Err(Failed::new(
+                FailureCode::BudgetExceeded,
+                stage,
+                format!(
+                    "{tokens} tokens used, over the budget of {}",
+                    budget.max_tokens
+                ),
+            ));
+        }
+        let elapsed = self.started.elapsed();
+        if elapsed > Duration::from_secs(budget.max_wall_secs) {
+            return Err(Failed::new(
+                FailureCode::BudgetExceeded,
+                stage,
+                format!(
+                    "{} s spent, over the budget of {} s",
+                    elapsed.as_secs(),
+                    budget.max_wall_secs
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn start(&self, stage: &str) -> StageClock {
+        self.options.stages.start(stage)
+    }
+
+    pub(super) fn job_id(&self) -> String {
+        self.options
+            .job_id
+            .clone()
+            .unwrap_or_else(|| format!("fix-{}", self.ready.number))
+    }
+}

@@ -1,0 +1,170 @@
+//! The repository's own commands run in the job's sandbox: `[[setup]]` once on the base, and
+//! each validation command with its rerun and its report.
+
+use super::*;
+
+impl Job<'_> {
+    /// Runs the repository's `[[setup]]` commands once, on the base commit, with network and
+    /// the job's cache writable. What they leave in the tree is kept for validation and never
+    /// committed.
+    pub(super) fn setup(&mut self) -> Result<(), Failed> {
+        if self.ready.setup.is_empty() {
+            return Ok(());
+        }
+        let cache = &self.ready.cache_dir;
+        std::fs::create_dir_all(cache).map_err(|err| {
+            Failed::new(
+                FailureCode::Preflight,
+                "setup",
+                format!("cannot create the cache folder {}: {err}", cache.display()),
+            )
+        })?;
+        for command in &self.ready.setup {
+            self.check_budget("setup")?;
+            let outcome = self.run_confined("setup", command, Access::Writable)?;
+            self.log
+                .write_command_log(&format!("setup-{}", command.name), &outcome.output)
+                .map_err(io_failure("setup"))?;
+            self.log.line(&format!(
+                "setup: {} {} ({})",
+                command.name,
+                if outcome.success() {
+                    "passed"
+                } else {
+                    "FAILED"
+                },
+                outcome.describe()
+            ));
+            if !outcome.success() {
+                self.summary.failure_output_tail = Some(
+                    self.options
+                        .redactor
+                        .redact(&exec::output_tail(&outcome.output, FEEDBACK_TAIL_BYTES)),
+                );
+                let code = if outcome.timed_out {
+                    FailureCode::Timeout
+                } else {
+                    FailureCode::ValidationFailed
+                };
+                return Err(Failed::new(
+                    code,
+                    "setup",
+                    format!("`{}` failed", argv_of(command).join(" ")),
+                ));
+            }
+        }
+        let ws = &self.ready.workspace;
+        self.setup_outputs = ws
+            .changed_paths()
+            .map_err(|err| Failed::new(err.failure_code(), "setup", err.to_string()))?;
+        if !self.setup_outputs.is_empty() {
+            self.log.line(&format!(
+                "setup: left {} file(s) in the tree, kept for validation and never committed",
+                self.setup_outputs.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// One validation command on the tree as it is, rerun once at once when it fails without
+    /// timing out (on the same tree: what the first run wrote is put back first), with the
+    /// output tail of the last run when that failed.
+    pub(super) fn run_check(
+        &mut self,
+        stage: &'static str,
+        command: &ValidationCommand,
+    ) -> Result<(CheckRun, Option<String>), Failed> {
+        let (first, output) = self.run_reported(stage, command, "")?;
+        if first.passed {
+            return Ok((CheckRun::new(first, None), None));
+        }
+        if first.timed_out {
+            // A hang is not a flake worth waiting out twice.
+            let tail = exec::output_tail(&output, FEEDBACK_TAIL_BYTES);
+            return Ok((CheckRun::new(first, None), Some(tail)));
+        }
+        self.keep_only_the_model_work(stage)?;
+        let (rerun, output) = self.run_reported(stage, command, "-rerun")?;
+        let tail = (!rerun.passed).then(|| exec::output_tail(&output, FEEDBACK_TAIL_BYTES));
+        Ok((CheckRun::new(first, Some(rerun)), tail))
+    }
+
+    /// One run of a validation command, its output kept as an artifact and its report read.
+    pub(super) fn run_reported(
+        &mut self,
+        stage: &'static str,
+        command: &ValidationCommand,
+        suffix: &str,
+    ) -> Result<(CommandReport, String), Failed> {
+        self.check_budget(stage)?;
+        let started = SystemTime::now();
+        let outcome = self.run_confined(stage, command, Access::ReadOnly)?;
+        let log_name = if stage == "base" {
+            format!("base-{}{suffix}", command.name)
+        } else {
+            format!("{}{suffix}", command.name)
+        };
+        self.log
+            .write_command_log(&log_name, &outcome.output)
+            .map_err(io_failure(stage))?;
+        let report = test_report::report_for(
+            &command.name,
+            &argv_of(command),
+            &outcome,
+            self.ready.workspace.root(),
+            started,
+            command.fail_on_warnings,
+        );
+        self.log.line(&format!(
+            "{stage}: ran {}{suffix} ({})",
+            command.name,
+            outcome.describe()
+        ));
+        Ok((report, outcome.output))
+    }
+
+    /// Runs one repository command in the job's sandbox: the work tree writable, its `.git` not,
+    /// the cache folder with `cache` access, the network only when the step asks for it.
+    pub(super) fn run_confined(
+        &mut self,
+        stage: &'static str,
+        command: &ValidationCommand,
+        cache: Access,
+    ) -> Result<exec::CommandOutcome, Failed> {
+        let ready = self.ready;
+        let mut jail: Jail = self
+            .options
+            .sandbox
+            .jail(ready.workspace.root())
+            .with_network(command.network);
+        let mut spec = command.spec.clone();
+        if ready.cache_dir.is_dir() {
+            jail = jail.with_dir(&ready.cache_dir, cache);
+            spec = spec.with_env("CACHE_DIR", ready.cache_dir.display().to_string());
+        }
+        if command.network {
+            let line = format!("{} (`{}`)", command.name, argv_of(command).join(" "));
+            if !self.summary.networked_commands.contains(&line) {
+                self.summary.networked_commands.push(line);
+            }
+        }
+        exec::run(&spec.confined(jail)).map_err(|err| match err {
+            ExecError::SandboxUnavailable { .. } => Failed::new(
+                FailureCode::SandboxUnavailable,
+                stage,
+                self.options.redactor.redact(&err.to_string()),
+            ),
+            ExecError::Spawn { .. } => Failed::new(
+                FailureCode::ValidationFailed,
+                stage,
+                self.options.redactor.redact(&err.to_string()),
+            ),
+        })
+    }
+}
+
+pub(super) fn argv_of(command: &ValidationCommand) -> Vec<String> {
+    let mut argv = vec![command.spec.program.clone()];
+    argv.extend(command.spec.args.iter().cloned());
+    argv
+}

@@ -1,0 +1,503 @@
+//! `autofix fix`: the whole pipeline on a local repository, driven stage by stage from here —
+//! preflight, triage, plan, branch, setup, base, reproduce, edit ⇄ validate (repair) ⇄ audit, commit.
+//!
+//! Each stage is a file of this folder adding its methods to [`Job`]; this file holds the run's
+//! options and summary, its frame (artifacts, `RESULT.json`) and the driver that calls the stages.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::Serialize;
+
+use super::StageOutputError;
+use super::audit::{self, Review};
+use super::baseline_cache::{self, BaselineCache};
+use super::checkout::Checkout;
+use super::checks::{self, CheckRun, Comparison, Judgement, Relevance, Verdict};
+use super::context::{self, Context};
+use super::issue::Issue;
+use super::json_stage::{OutputCaps, Problem, corrective_prompt};
+use super::plan::{self, Plan, PlanAnswer};
+use super::plan_files;
+use super::prompts::{Feedback, edit_prompt};
+use super::proof::Reproduction;
+use super::repo_map::{LookedUp, look_up, looked_up_section, repo_map_section};
+use super::run_log::RunLog;
+use super::sanitise;
+use super::test_report::{self, CommandReport, TestReport};
+use super::triage::{self, Triage};
+use crate::anchored::{Entry, Permissions, Tree, TreeError, Way};
+use crate::config::repo::{RepoConfig, ValidationCommand};
+use crate::edits::apply::{self, ApplyError, ApplyPolicy};
+use crate::edits::paths::{self, ProjectRoot, ProtectedPaths};
+use crate::edits::{Change, EditSet, detect};
+use crate::exec::{self, Access, ExecError, Jail, Sandbox};
+use crate::failure::FailureCode;
+use crate::git::{
+    BranchName, BranchOutcome, CommitKind, CommitMessage, CommitSha, FileContent, Identity,
+    Workspace, slugify,
+};
+use crate::index::query::IssueQuery;
+use crate::index::retrieve::{Method, rank};
+use crate::index::{Ranking, RepoIndex};
+use crate::llm::{LlmProvider, LlmRequest, LlmResponse, ResponseSchema};
+use crate::redact::Redactor;
+use crate::telemetry::{StageClock, Stages};
+
+mod ask;
+mod commands;
+mod commit;
+mod edit;
+mod planning;
+mod preflight;
+mod tree;
+mod validate;
+
+use planning::revision_triage;
+pub use preflight::read_issue_file;
+use preflight::{Ready, preflight};
+
+/// Rounds in which the planner may ask to see files or symbols before it plans.
+pub const LOOKUP_ROUNDS: usize = 2;
+
+/// Most tokens of the planner's repository map (a quarter of `pipeline.context_tokens`, at most this).
+const MAX_MAP_TOKENS: usize = 8_000;
+
+/// Most bytes of a failing command's output quoted back to the model.
+const FEEDBACK_TAIL_BYTES: usize = 6 * 1024;
+
+/// Where the issue comes from: a file (`autofix fix`) or the forge (the bot's worker).
+pub enum IssueInput {
+    File(PathBuf),
+    Given(Issue),
+}
+
+/// A revision of an open change request: the work tree is checked out at its branch (a
+/// person's commits on it included), the issue text carries what the reviewers asked, and the
+/// run ends in one more commit on that branch. Triage is skipped: a maintainer asked.
+#[derive(Debug, Clone)]
+pub struct Revision {
+    /// The type of the new commit: the change request's own.
+    pub kind: CommitKind,
+}
+
+/// How the plan is agreed when `.autofix.toml` says `[approval] required = true`.
+#[derive(Debug, Clone, Default)]
+pub enum Approval {
+    /// Plan approval does not apply (`autofix fix` on a person's own machine).
+    #[default]
+    NotAsked,
+    /// Stop after triage and plan when the repository requires approval, returning them as
+    /// [`FixSummary::proposed`].
+    Ask,
+    /// Edit to the triage and plan a maintainer approved, without asking for them again.
+    Approved(Box<ProposedPlan>),
+}
+
+/// A triage and plan waiting for (or given) a maintainer's approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ProposedPlan {
+    pub triage: Triage,
+    pub plan: Plan,
+}
+
+/// Set from outside (a maintainer's `cancel`) to stop a run at its next stage boundary.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Everything one `autofix fix` needs besides the LLM.
+pub struct FixOptions {
+    pub repo: PathBuf,
+    pub issue: IssueInput,
+    /// Overrides the number in the issue file.
+    pub issue_number: Option<u64>,
+    /// The `Autofix-Job` trailer of the commit; `fix-<issue>` when not given.
+    pub job_id: Option<String>,
+    /// Artifact folder; by default `<git dir>/autofix/runs/issue-<number>-<time>`. Either way a
+    /// folder another run holds is left alone and `<folder>-2` (`-3`, …) used instead.
+    pub artifacts: Option<PathBuf>,
+    pub identity: Identity,
+    pub default_validate_timeout: Duration,
+    pub output_limit: usize,
+    pub context_tokens: usize,
+    /// Hides every secret the process knows from the artifacts and from what the model reads.
+    pub redactor: Redactor,
+    /// Where the repository's setup and validation commands run.
+    pub sandbox: Sandbox,
+    /// The job's cache folder: writable by `[[setup]]`, read-only to validation, named to both
+    /// as `CACHE_DIR`. `None`: a folder beside the artifacts.
+    pub cache_dir: Option<PathBuf>,
+    /// The output-token cap of each stage's requests.
+    pub output_caps: OutputCaps,
+    /// Where the checks' results on a base commit are cached; by default
+    /// `<git dir>/autofix/baselines`.
+    pub baseline_cache: Option<PathBuf>,
+    /// Told as each stage starts and ends (a terminal, the metrics).
+    pub stages: Stages,
+    /// `Some`: revise the change request checked out in `repo` instead of fixing from scratch.
+    pub revision: Option<Revision>,
+    /// Checked at every stage boundary.
+    pub cancel: CancelFlag,
+    /// Whether the plan waits for a maintainer's approval, or was approved.
+    pub approval: Approval,
+    /// The reproduction the change request was opened with (a revision, a replay onto a new
+    /// base): no new one is asked for; its tests run again, must pass, and are reported again.
+    pub earlier_reproduction: Option<Reproduction>,
+}
+
+/// How the run ended, as written to `RESULT.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixSummary {
+    pub committed: bool,
+    pub failure_code: Option<FailureCode>,
+    pub failure_stage: Option<String>,
+    pub reason: Option<String>,
+    pub branch: Option<String>,
+    pub commit: Option<String>,
+    pub subject: Option<String>,
+    pub repairs: u32,
+    pub reviews: u32,
+    /// Answers that could not be used and were asked for once more.
+    pub corrections: u32,
+    pub validated: bool,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// The plan's steps, the change's summary for people.
+    pub plan_steps: Vec<String>,
+    /// The files the commit changed, in path order.
+    pub changed_files: Vec<String>,
+    /// The last run of the validation commands (the rerun, for a command that failed once).
+    pub validation: Vec<CommandReport>,
+    /// Each validation command on the base commit and on the change, compared.
+    pub checks: Vec<Comparison>,
+    /// Tests that failed and then passed on an immediate rerun of the same tree.
+    pub flaky: Vec<String>,
+    /// The end of the output of the command that failed last (secrets redacted).
+    pub failure_output_tail: Option<String>,
+    /// Commands that ran with network: every `[[setup]]` step and `network = true` validation.
+    pub networked_commands: Vec<String>,
+    pub artifacts: PathBuf,
+    /// The triage and plan that wait for a maintainer's approval; nothing was edited.
+    pub proposed: Option<ProposedPlan>,
+    /// The tests that show the issue and how they fared, or why there are none; `None` when the
+    /// run ended before the reproduce stage.
+    pub reproduction: Option<Reproduction>,
+}
+
+/// A failure: its code, the stage it happened in, and one line of reason.
+#[derive(Debug, Clone)]
+struct Failed {
+    code: FailureCode,
+    stage: &'static str,
+    reason: String,
+}
+
+impl Failed {
+    fn new(code: FailureCode, stage: &'static str, reason: impl Into<String>) -> Self {
+        Failed {
+            code,
+            stage,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Runs the pipeline. `Err` only when not even the artifact folder can be written.
+pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSummary, String> {
+    run(options, llm, Work::Fix).await
+}
+
+/// Validates a change made elsewhere — a change request's commits replayed onto a base that
+/// moved — on the base `options.repo` has checked out: `files` (path → content, `None`: deleted)
+/// are written over it, the checks run and are compared with the base's, and the work tree is
+/// put back. The model is not asked anything. `Err` as for [`fix`].
+pub async fn revalidate(
+    options: &FixOptions,
+    llm: &dyn LlmProvider,
+    files: BTreeMap<String, Option<String>>,
+) -> Result<FixSummary, String> {
+    run(options, llm, Work::Revalidate(files)).await
+}
+
+/// What a run does once preflight has passed.
+enum Work {
+    Fix,
+    Revalidate(BTreeMap<String, Option<String>>),
+}
+
+/// A run's frame: the artifact folder, the run log, preflight, the work, and `RESULT.json`.
+async fn run(
+    options: &FixOptions,
+    llm: &dyn LlmProvider,
+    work: Work,
+) -> Result<FixSummary, String> {
+    let workspace = Workspace::open(&options.repo);
+    let issue = match &options.issue {
+        IssueInput::Given(issue) => Ok(issue.clone()),
+        IssueInput::File(path) => read_issue_file(path),
+    };
+    let number = options
+        .issue_number
+        .or(issue.as_ref().ok().and_then(|issue| issue.number));
+    let name = run_name(number, chrono::Local::now());
+    let artifacts = match (&options.artifacts, &workspace) {
+        (Some(dir), _) => dir.clone(),
+        (None, Ok(ws)) => ws.git_dir().join("autofix").join("runs").join(name),
+        (None, Err(_)) => std::env::temp_dir().join("autofix-runs").join(name),
+    };
+    let log = RunLog::create(&artifacts, options.redactor.clone())?;
+    if log.dir() != artifacts {
+        log.line(&format!(
+            "artifacts: {} holds another run; this run's are in {}",
+            artifacts.display(),
+            log.dir().display()
+        ));
+    }
+    let mut summary = FixSummary::new(log.dir().to_path_buf());
+    let clock = options.stages.start("preflight");
+    let outcome = match finish_stage(clock, preflight(options, issue, workspace, &log)) {
+        Err(failed) => Err(failed),
+        Ok(ready) => {
+            let mut job = Job::new(options, llm, &ready, &log, &mut summary);
+            match work {
+                Work::Fix => job.run().await,
+                Work::Revalidate(files) => {
+                    let outcome = job.revalidate(files);
+                    if let Err(err) = ready.workspace.rollback(&ready.baseline) {
+                        log.line(&format!("rollback failed: {err}"));
+                    }
+                    outcome
+                }
+            }
+        }
+    };
+    if let Err(failed) = outcome {
+        log.line(&format!(
+            "FAILED {} at {}: {}",
+            failed.code, failed.stage, failed.reason
+        ));
+        summary.failure_code = Some(failed.code);
+        summary.failure_stage = Some(failed.stage.to_string());
+        summary.reason = Some(failed.reason);
+    }
+    log.write_json("RESULT.json", &summary)?;
+    Ok(summary)
+}
+
+impl FixSummary {
+    /// Nothing done yet, artifacts in `artifacts`.
+    fn new(artifacts: PathBuf) -> FixSummary {
+        FixSummary {
+            committed: false,
+            failure_code: None,
+            failure_stage: None,
+            reason: None,
+            branch: None,
+            commit: None,
+            subject: None,
+            repairs: 0,
+            corrections: 0,
+            reviews: 0,
+            validated: false,
+            input_tokens: 0,
+            output_tokens: 0,
+            plan_steps: Vec::new(),
+            changed_files: Vec::new(),
+            validation: Vec::new(),
+            checks: Vec::new(),
+            flaky: Vec::new(),
+            failure_output_tail: None,
+            networked_commands: Vec::new(),
+            artifacts,
+            proposed: None,
+            reproduction: None,
+        }
+    }
+}
+
+/// The default artifact folder's name: `issue-<number>-<time>`, `issue-<time>` without a number.
+fn run_name(number: Option<u64>, at: chrono::DateTime<chrono::Local>) -> String {
+    let stamp = at.format("%Y%m%d-%H%M%S");
+    match number {
+        Some(number) => format!("issue-{number}-{stamp}"),
+        None => format!("issue-{stamp}"),
+    }
+}
+
+/// One job between its stages.
+struct Job<'a> {
+    options: &'a FixOptions,
+    llm: &'a dyn LlmProvider,
+    ready: &'a Ready,
+    log: &'a RunLog,
+    summary: &'a mut FixSummary,
+    started: Instant,
+    /// Number of LLM exchanges so far, for artifact names.
+    round: u32,
+    /// Every file the model's applied edits wrote, with its content (`None`: deleted): all
+    /// that will be committed, whatever commands leave in the tree.
+    applied: BTreeMap<String, Option<String>>,
+    /// What `[[setup]]` left in the tree (dependencies): kept, never committed.
+    setup_outputs: Vec<String>,
+    /// The validation commands' results on the base commit, in command order.
+    base_runs: Vec<CheckRun>,
+}
+
+impl<'a> Job<'a> {
+    fn new(
+        options: &'a FixOptions,
+        llm: &'a dyn LlmProvider,
+        ready: &'a Ready,
+        log: &'a RunLog,
+        summary: &'a mut FixSummary,
+    ) -> Job<'a> {
+        Job {
+            options,
+            llm,
+            ready,
+            log,
+            summary,
+            started: Instant::now(),
+            round: 0,
+            applied: BTreeMap::new(),
+            setup_outputs: Vec::new(),
+            base_runs: Vec::new(),
+        }
+    }
+}
+
+impl Job<'_> {
+    /// Setup and the checks on the base, then `files` written over the base and the checks
+    /// run again: an error when the change makes one worse.
+    fn revalidate(&mut self, files: BTreeMap<String, Option<String>>) -> Result<(), Failed> {
+        finish_stage(self.start("setup"), self.setup())?;
+        finish_stage(self.start("base"), self.check_base())?;
+        let clock = self.start("validate");
+        let written = self.write_files(&files);
+        let validated = written.and_then(|()| self.validate());
+        let (judgement, _) = finish_stage(clock, validated)?;
+        if let Some(worse) = judgement.first_worse() {
+            let why = match &worse.verdict {
+                Verdict::Worse { why } => why.clone(),
+                _ => String::new(),
+            };
+            return Err(Failed::new(
+                FailureCode::ValidationFailed,
+                "validate",
+                format!("`{}` fails on the new base: {why}", worse.command.join(" ")),
+            ));
+        }
+        self.summary.validated = !self.ready.validation.is_empty();
+        self.summary.changed_files = files.keys().cloned().collect();
+        Ok(())
+    }
+
+    async fn run(&mut self) -> Result<(), Failed> {
+        let repo_files = paths::project_files(self.ready.workspace.root()).map_err(|err| {
+            Failed::new(
+                FailureCode::Preflight,
+                "preflight",
+                format!("cannot list the files: {err}"),
+            )
+        })?;
+        self.check_cancelled("index")?;
+        let clock = self.start("index");
+        let located = finish_stage(clock, Ok(self.locate(&repo_files)))?;
+        let approved = match &self.options.approval {
+            Approval::Approved(approved) => Some(approved.as_ref().clone()),
+            _ => None,
+        };
+        let (triage, plan) = match approved {
+            Some(ProposedPlan { triage, plan }) => {
+                self.log
+                    .line("plan: approved by a maintainer; triage and plan are not asked again");
+                let plan = self.planned(plan)?;
+                (triage, plan)
+            }
+            None => {
+                let triage = match &self.options.revision {
+                    Some(revision) => revision_triage(revision),
+                    None => {
+                        self.check_cancelled("triage")?;
+                        let clock = self.start("triage");
+                        finish_stage(clock, self.triage(&repo_files).await)?
+                    }
+                };
+                self.check_cancelled("plan")?;
+                let clock = self.start("plan");
+                let plan = finish_stage(clock, self.plan(&triage, &located, &repo_files).await)?;
+                (triage, plan)
+            }
+        };
+        if matches!(self.options.approval, Approval::Ask) && self.ready.config.approval.required {
+            self.log
+                .line("plan: waiting for a maintainer's approval ([approval] required = true)");
+            self.summary.proposed = Some(ProposedPlan { triage, plan });
+            return Ok(());
+        }
+        self.check_cancelled("branch")?;
+        let clock = self.start("branch");
+        let (branch, outcome) = finish_stage(clock, self.branch(&triage).await)?;
+        let work_base = outcome.head().clone();
+        let clock = self.start("setup");
+        let result = match finish_stage(clock, self.setup()) {
+            Ok(()) => match finish_stage(self.start("base"), self.check_base()) {
+                Ok(()) => {
+                    self.edit_until_accepted(&plan, &located.ranking, &work_base)
+                        .await
+                }
+                Err(failed) => Err(failed),
+            },
+            Err(failed) => Err(failed),
+        };
+        match result {
+            Ok(()) => {
+                let clock = self.start("commit");
+                finish_stage(clock, self.commit(&triage, &plan, &branch, &work_base))
+            }
+            Err(failed) => {
+                self.put_back(&branch, &outcome, &work_base);
+                Err(failed)
+            }
+        }
+    }
+}
+
+/// Stops `clock` as `result` says: a failure with its code and reason.
+fn finish_stage<T>(clock: StageClock, result: Result<T, Failed>) -> Result<T, Failed> {
+    clock.finish(result, |failed| {
+        format!("{} {}", failed.code, failed.reason)
+    })
+}
+
+fn io_failure(stage: &'static str) -> impl Fn(String) -> Failed {
+    move |reason| Failed::new(FailureCode::Preflight, stage, reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn the_default_folder_is_named_by_the_issue_number_and_the_second_the_run_started() {
+        let at = chrono::Local
+            .with_ymd_and_hms(2026, 11, 26, 10, 15, 0)
+            .unwrap();
+        assert_eq!(run_name(Some(7), at), "issue-7-20261126-101500");
+        assert_eq!(run_name(None, at), "issue-20261126-101500");
+    }
+}

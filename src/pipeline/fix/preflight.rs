@@ -1,0 +1,120 @@
+//! Preflight: the issue read and cleaned, the checkout and its configuration, the work tree
+//! the job starts from — or one clear reason it cannot start.
+
+use super::*;
+
+pub fn read_issue_file(path: &std::path::Path) -> Result<Issue, String> {
+    let bytes = std::fs::read(path)
+        .map_err(|err| format!("cannot read the issue file {}: {err}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|_| "the issue file is not UTF-8 text")?;
+    Issue::parse(&text)
+}
+
+/// The issue with what a reader does not see taken out of its title and body (HTML comments,
+/// invisible and bidi characters, image alt text), each removal listed in the run log.
+pub(super) fn sanitised(issue: Issue, log: &RunLog) -> Issue {
+    let (title, title_removals) = sanitise::sanitise(&issue.title);
+    let (body, body_removals) = sanitise::sanitise(&issue.body);
+    for (part, removals) in [("title", title_removals), ("body", body_removals)] {
+        for removal in removals {
+            log.line(&format!("issue {part}: {removal}"));
+        }
+    }
+    Issue {
+        title,
+        body,
+        ..issue
+    }
+}
+
+/// What the job starts from once preflight has passed.
+pub(super) struct Ready {
+    pub(super) workspace: Workspace,
+    pub(super) root: ProjectRoot,
+    pub(super) issue: Issue,
+    pub(super) number: u64,
+    pub(super) config: RepoConfig,
+    pub(super) protected: ProtectedPaths,
+    pub(super) setup: Vec<ValidationCommand>,
+    pub(super) validation: Vec<ValidationCommand>,
+    pub(super) cache_dir: PathBuf,
+    pub(super) instructions: String,
+    pub(super) original_branch: BranchName,
+    pub(super) baseline: CommitSha,
+}
+
+pub(super) fn preflight(
+    options: &FixOptions,
+    issue: Result<Issue, String>,
+    workspace: Result<Workspace, crate::git::GitError>,
+    log: &RunLog,
+) -> Result<Ready, Failed> {
+    let invalid = |reason: String| Failed::new(FailureCode::InvalidInput, "preflight", reason);
+    let git =
+        |err: crate::git::GitError| Failed::new(err.failure_code(), "preflight", err.to_string());
+    let issue = sanitised(issue.map_err(invalid)?, log);
+    let number = options.issue_number.or(issue.number).ok_or_else(|| {
+        invalid("the issue has no number: give one in the file or with --issue-number".into())
+    })?;
+    let preflight_failure =
+        |(code, reason): (FailureCode, String)| Failed::new(code, "preflight", reason);
+    let Checkout {
+        workspace,
+        root,
+        baseline,
+        config,
+        config_source,
+        protected,
+        setup,
+        validation,
+    } = Checkout::prepare(
+        workspace.map_err(git)?,
+        options.default_validate_timeout,
+        options.output_limit,
+    )
+    .map_err(preflight_failure)?;
+    let original_branch = workspace.current_branch().map_err(git)?;
+    match &config_source {
+        Some(path) => log.line(&format!("configuration: {}", path.display())),
+        None => log.line("configuration: none found, defaults apply"),
+    }
+    if validation.is_empty() {
+        log.line("validation: the repository configures no [[validate]] commands; the change is unvalidated");
+    }
+    let instructions = config
+        .read_instructions(&root)
+        .files
+        .iter()
+        .map(|file| format!("## {}\n{}", file.path, file.text))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    log.line(&format!("baseline: {baseline} on {original_branch}"));
+    let sandbox = &options.sandbox;
+    log.line(&format!(
+        "sandbox: {}{}",
+        sandbox.mode().as_str(),
+        if sandbox.is_confined() {
+            ""
+        } else {
+            " (commands run unconfined: exec.sandbox = \"none\")"
+        }
+    ));
+    let cache_dir = options
+        .cache_dir
+        .clone()
+        .unwrap_or_else(|| log.dir().join("cache"));
+    Ok(Ready {
+        workspace,
+        root,
+        issue,
+        number,
+        config,
+        protected,
+        setup,
+        validation,
+        cache_dir,
+        instructions,
+        original_branch,
+        baseline,
+    })
+}
