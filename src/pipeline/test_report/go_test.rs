@@ -137,3 +137,67 @@ impl PackageBlock {
             .collect()
     }
 }
+
+/// `=== RUN   TestX`, `=== CONT  TestX`, `=== NAME  TestX`, `=== PAUSE TestX`: the output that
+/// follows is TestX's.
+static OUTPUT_OWNER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^=== (?:RUN|CONT|NAME|PAUSE)\s+(\S+)\s*$").expect("valid go test owner pattern")
+});
+/// `    calc_test.go:14: Subtract(5, 3) = 3, want 2`: what `t.Error` and its kin print.
+static MESSAGE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s+(\S+\.go:\d+: .*)$").expect("valid go test message pattern"));
+
+/// Why `go test` says `test` (`TestX` or `TestX/sub`) failed: the first `file_test.go:12: …`
+/// line it logged (printed after `=== RUN` with `-v`, under `--- FAIL` without), or the panic
+/// it died of.
+pub(super) fn failure_line(text: &str, test: &str) -> Option<String> {
+    let mut owner: Option<&str> = None;
+    for line in text.lines() {
+        if let Some(caps) = OUTPUT_OWNER.captures(line) {
+            owner = caps.get(1).map(|m| m.as_str());
+        } else if let Some(caps) = RESULT.captures(line) {
+            owner = caps.get(2).map(|m| m.as_str());
+        } else if owner == Some(test) {
+            if let Some(caps) = MESSAGE.captures(line) {
+                return Some(caps[1].trim().to_string());
+            }
+            if line.starts_with("panic: ") {
+                return Some(line.trim().to_string());
+            }
+        }
+    }
+    None
+}
+
+/// `./calc_test.go:12:2: undefined: Sbutract`: a compiler's or `go vet`'s complaint.
+static POSITIONED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\S+\.go):(\d+(?::\d+)?): (.+)$").expect("valid go position pattern")
+});
+
+/// The first complaint about one of `files` in the output of a package that `go test` could not
+/// build or set up (`FAIL pkg [build failed]`, `[setup failed]`): `(file, file:line:col: what)`.
+/// A failing test's `calc_test.go:14: …` lines belong to a package that built, so never count.
+pub(super) fn load_failure(text: &str, files: &[String]) -> Option<(String, String)> {
+    let mut block: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        let package_line = PACKAGE_FAIL.is_match(line)
+            || PACKAGE_OK.is_match(line)
+            || PACKAGE_WITHOUT_TESTS.is_match(line);
+        if !package_line {
+            block.push(line);
+            continue;
+        }
+        if line.contains("[build failed]") || line.contains("[setup failed]") {
+            let complaint = block.iter().find_map(|line| {
+                let caps = POSITIONED.captures(line)?;
+                let file = files.iter().find(|file| super::same_file(&caps[1], file))?;
+                Some((file.clone(), format!("{file}:{}: {}", &caps[2], &caps[3])))
+            });
+            if complaint.is_some() {
+                return complaint;
+            }
+        }
+        block.clear();
+    }
+    None
+}

@@ -71,3 +71,88 @@ fn summary_counts(line: &str) -> Option<TestCounts> {
     }
     Some(counts)
 }
+
+/// `    > 9 |     expect(…)` or `      10 |   });`: the code frame that ends a failure's message.
+static CODE_FRAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*>?\s*\d+ \|").expect("valid jest code frame pattern"));
+
+/// One failure Jest explains: the name [`parse`] gives it and the lines under its `●` header.
+struct Explained<'a> {
+    name: String,
+    /// Its file failed to run (`● Test suite failed to run`): the name is the file's path.
+    suite: bool,
+    body: Vec<&'a str>,
+}
+
+fn explained(text: &str) -> Vec<Explained<'_>> {
+    let mut found: Vec<Explained> = Vec::new();
+    let mut failing_file: Option<String> = None;
+    let mut open = false;
+    for line in text.lines() {
+        if let Some(caps) = FILE_RESULT.captures(line) {
+            failing_file = (&caps[1] == "FAIL").then(|| caps[2].to_string());
+            open = false;
+        } else if let Some(caps) = FAILURE_HEADER.captures(line)
+            && let Some(file) = &failing_file
+        {
+            let suite = &caps[1] == SUITE_FAILED_TO_RUN;
+            let name = if suite {
+                file.clone()
+            } else {
+                format!("{file} > {}", caps[1].replace(" › ", " > "))
+            };
+            found.push(Explained {
+                name,
+                suite,
+                body: Vec::new(),
+            });
+            open = true;
+        } else if summary_counts(line).is_some() || line.starts_with("Test Suites:") {
+            open = false;
+        } else if open && let Some(last) = found.last_mut() {
+            last.body.push(line);
+        }
+    }
+    found
+}
+
+/// The message under a `●` header: its first line, and for a failed `expect(…)` the
+/// `Expected:`/`Received:` lines before the code frame.
+fn message(body: &[&str]) -> Option<String> {
+    let mut lines = body
+        .iter()
+        .map(|line| line.trim())
+        .take_while(|line| !CODE_FRAME.is_match(line) && !line.starts_with("at "));
+    let first = lines.find(|line| !line.is_empty())?;
+    if !first.starts_with("expect(") {
+        return Some(first.to_string());
+    }
+    let sides: Vec<&str> = lines
+        .filter(|line| line.starts_with("Expected") || line.starts_with("Received"))
+        .collect();
+    if sides.is_empty() {
+        return Some(first.to_string());
+    }
+    Some(format!("{first} ({})", sides.join(", ")))
+}
+
+/// Why Jest says `test` (`path > Suite > test`, as [`parse`] names it) failed.
+pub(super) fn failure_line(text: &str, test: &str) -> Option<String> {
+    explained(text)
+        .into_iter()
+        .find(|failure| failure.name == test)
+        .and_then(|failure| message(&failure.body))
+}
+
+/// Why one of `files` failed to run (`● Test suite failed to run`): `(file, message)`.
+pub(super) fn load_failure(text: &str, files: &[String]) -> Option<(String, String)> {
+    explained(text)
+        .into_iter()
+        .filter(|failure| failure.suite)
+        .find_map(|failure| {
+            let file = files
+                .iter()
+                .find(|file| super::same_file(&failure.name, file))?;
+            Some((file.clone(), message(&failure.body)?))
+        })
+}

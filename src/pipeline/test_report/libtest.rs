@@ -178,3 +178,92 @@ fn lines_outside_nextest_runs(text: &str) -> impl Iterator<Item = &str> {
         true
     })
 }
+
+/// `---- tests::name stdout ----`: the captured output of one failing test, under `failures:`.
+static LIBTEST_OUTPUT_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^---- (.+) stdout ----$").expect("valid libtest output header pattern")
+});
+
+/// Why libtest or nextest says `test` (as [`parse_cargo_test`] or [`parse_nextest`] names it)
+/// failed: the message of the panic in its output, with the `left`/`right` of a failed
+/// `assert_eq!`.
+pub(super) fn failure_line(text: &str, test: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let libtest = lines.iter().position(|line| {
+        LIBTEST_OUTPUT_HEADER
+            .captures(line)
+            .is_some_and(|caps| &caps[1] == test)
+    });
+    if let Some(start) = libtest {
+        let end = lines[start + 1..]
+            .iter()
+            .position(|line| LIBTEST_OUTPUT_HEADER.is_match(line) || *line == "failures:")
+            .map_or(lines.len(), |offset| start + 1 + offset);
+        return panic_message(&lines[start + 1..end]);
+    }
+    let nextest = lines.iter().position(|line| {
+        NEXTEST_STATUS.captures(line).is_some_and(|caps| {
+            verdict(&caps[1]) == Some(true) && format!("{} {}", &caps[2], &caps[3]) == test
+        })
+    })?;
+    let end = lines[nextest + 1..]
+        .iter()
+        .position(|line| NEXTEST_STATUS.is_match(line) || NEXTEST_SUMMARY.is_match(line))
+        .map_or(lines.len(), |offset| nextest + 1 + offset);
+    panic_message(&lines[nextest + 1..end])
+}
+
+/// The message of the first panic in a test's output: the line after `panicked at file:l:c:`
+/// (or the quoted one before the location, as Rust printed it before 1.73), with the `left:`
+/// and `right:` lines after an `assertion … failed`.
+fn panic_message(output: &[&str]) -> Option<String> {
+    let at = output
+        .iter()
+        .position(|line| line.contains(" panicked at "))?;
+    let panic_line = output[at].trim();
+    if let Some((_, rest)) = panic_line.split_once(" panicked at '")
+        && let Some((message, _)) = rest.rsplit_once("', ")
+    {
+        return Some(message.trim().to_string());
+    }
+    let mut following = output[at + 1..].iter().map(|line| line.trim());
+    let message = following.next().filter(|line| !line.is_empty())?;
+    if !message.starts_with("assertion ") {
+        return Some(message.to_string());
+    }
+    let sides: Vec<&str> = following
+        .take_while(|line| line.starts_with("left:") || line.starts_with("right:"))
+        .collect();
+    if sides.is_empty() {
+        return Some(message.to_string());
+    }
+    Some(format!("{message} ({})", sides.join(", ")))
+}
+
+/// `error[E0425]: cannot find function …`, `error: expected expression, found …`.
+static COMPILER_ERROR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^error(?:\[E\d+\])?: (.+)$").expect("valid rustc error pattern"));
+/// ` --> tests/broken.rs:3:26`: where the error above it is.
+static COMPILER_LOCATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*--> (\S+?):(\d+:\d+)$").expect("valid rustc location pattern")
+});
+
+/// The first compiler error located in one of `files`: `(file, file:line:col: error[E…]: …)`.
+/// An error in the code the tests build on (`src/lib.rs`) is not one of the test files'.
+pub(super) fn load_failure(text: &str, files: &[String]) -> Option<(String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    lines.iter().enumerate().find_map(|(at, line)| {
+        COMPILER_ERROR.captures(line)?;
+        let located = lines[at + 1..]
+            .iter()
+            .take(3)
+            .find_map(|next| COMPILER_LOCATION.captures(next))?;
+        let file = files
+            .iter()
+            .find(|file| super::same_file(&located[1], file))?;
+        Some((
+            file.clone(),
+            format!("{file}:{}: {}", &located[2], line.trim()),
+        ))
+    })
+}

@@ -1,11 +1,14 @@
 //! TEST_REPORT.json: each validation command's result, with test counts and failing test names
-//! parsed from `cargo test`/nextest, pytest, `go test`, Python `unittest` and TAP output, and
-//! from JUnit XML files it wrote.
+//! parsed from `cargo test`/nextest, pytest, `go test`, Python `unittest`, TAP, Jest and Vitest
+//! output and from JUnit XML files it wrote; and, from the same output, why a test failed and
+//! which test files could not be loaded at all.
 
+mod failure_line;
 mod go_test;
 mod jest;
 mod junit;
 mod libtest;
+mod load_failure;
 mod pytest;
 mod tap;
 mod unittest;
@@ -22,7 +25,9 @@ use serde::{Deserialize, Serialize};
 use crate::exec::CommandOutcome;
 use crate::exec::warning_lines;
 
+pub use failure_line::failure_line;
 pub use junit::{MAX_JUNIT_DEPTH, MAX_JUNIT_ENTRIES, MAX_JUNIT_FILE_BYTES};
+pub use load_failure::load_failure;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestCounts {
@@ -220,4 +225,16 @@ fn unique_in_order(names: Vec<String>) -> Vec<String> {
         .into_iter()
         .filter(|name| seen.insert(name.clone()))
         .collect()
+}
+
+/// Whether a path a runner printed is the repository-relative `file`: the same, or one ends
+/// with the other after a `/` (an absolute path, or a runner started in a subfolder).
+fn same_file(printed: &str, file: &str) -> bool {
+    let printed = printed.trim().trim_start_matches("./");
+    let file = file.trim().trim_start_matches("./");
+    !printed.is_empty()
+        && !file.is_empty()
+        && (printed == file
+            || printed.ends_with(&format!("/{file}"))
+            || file.ends_with(&format!("/{printed}")))
 }

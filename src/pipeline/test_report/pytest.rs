@@ -30,6 +30,13 @@ static CLOSING_HEADER: LazyLock<Regex> = LazyLock::new(|| {
 });
 static SECTION_HEADER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^=+ .* =+$").expect("valid pytest section pattern"));
+/// `____ test_adds_wrongly ____`, `____ TestInClass.test_method_fails ____`, `____ ERROR at setup of
+/// test_x ____`, `____ ERROR collecting tests/test_x.py ____`: one test's part of a section.
+static TEST_HEADER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^_{3,} (.+?) _{3,}$").expect("valid pytest test header pattern"));
+/// `E       assert 4 == 5`: a line of the error pytest explains a failure with.
+static ERROR_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^E( +)(\S.*)$").expect("valid pytest error line pattern"));
 /// `FAILED test_demo.py::test_x[2-3] - assert 5 == 6`, `ERROR test_broken.py`.
 static SHORT_SUMMARY_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:FAILED|ERROR) (\S.*?)(?: - .*)?$").expect("valid pytest entry pattern")
@@ -64,8 +71,8 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
     saw_summary.then_some(counts)
 }
 
-/// Where a test's captured output is in the report: from a `Captured … ----` header until one
-/// of the sections only the outer run prints, or its summary line. A pytest run printed in there
+/// Where a test's captured output is in the report: from a `Captured … ----` header until the
+/// next test's header, one of the sections only the outer run prints, or its summary line. A pytest run printed in there
 /// (its own header and sections, up to its own summary line) is the test's output, not results.
 #[derive(Default)]
 struct Captured {
@@ -89,7 +96,12 @@ impl Captured {
             }
             return true;
         }
-        if summary_counts(line).is_some() || CLOSING_HEADER.is_match(line) {
+        // The next test's header ends this one's output, as the sections the outer run prints
+        // after all of them do.
+        if summary_counts(line).is_some()
+            || CLOSING_HEADER.is_match(line)
+            || TEST_HEADER.is_match(line)
+        {
             self.inside = false;
             return false;
         }
@@ -131,4 +143,166 @@ fn summary_counts(line: &str) -> Option<TestCounts> {
         };
     }
     known.then_some(counts)
+}
+
+/// Where a line sits in the report: in the `FAILURES` or `ERRORS` section, under the header of
+/// one test (or of one file it could not collect), or elsewhere.
+#[derive(Default)]
+struct Sections {
+    in_failure_sections: bool,
+    current: Option<String>,
+}
+
+impl Sections {
+    /// Reads `line`; true when it is a section's or a test's header (and so no test's text).
+    fn header(&mut self, line: &str) -> bool {
+        if SECTION_HEADER.is_match(line) {
+            self.in_failure_sections = matches!(
+                line.trim_matches(|c| c == '=' || c == ' '),
+                "FAILURES" | "ERRORS"
+            );
+            self.current = None;
+            return true;
+        }
+        if self.in_failure_sections
+            && let Some(caps) = TEST_HEADER.captures(line)
+        {
+            self.current = Some(caps[1].to_string());
+            return true;
+        }
+        false
+    }
+}
+
+/// The lines pytest printed under the header `title` in its `FAILURES`/`ERRORS` sections
+/// (never inside a test's captured output), or None when it printed no such header.
+fn section_body<'a>(text: &'a str, titles: &[String]) -> Option<Vec<&'a str>> {
+    let mut sections = Sections::default();
+    let mut captured = Captured::default();
+    let mut body: Option<Vec<&str>> = None;
+    for line in text.lines() {
+        if captured.swallows(line) {
+            continue;
+        }
+        if sections.header(line) {
+            if body.is_some() {
+                break;
+            }
+            if sections
+                .current
+                .as_ref()
+                .is_some_and(|title| titles.contains(title))
+            {
+                body = Some(Vec::new());
+            }
+            continue;
+        }
+        if let Some(body) = body.as_mut() {
+            body.push(line);
+        }
+    }
+    body
+}
+
+/// The error among `body`'s `E` lines: the first of the least indented (`SyntaxError: …` under
+/// its `File …` lines, `assert 4 == 5` above its `+  where …`).
+fn error_line(body: &[&str]) -> Option<String> {
+    let errors: Vec<(usize, &str)> = body
+        .iter()
+        .filter_map(|line| ERROR_LINE.captures(line))
+        .map(|caps| (caps[1].len(), caps.get(2).map_or("", |m| m.as_str())))
+        .collect();
+    let least = errors.iter().map(|(indent, _)| *indent).min()?;
+    errors
+        .into_iter()
+        .find(|(indent, _)| *indent == least)
+        .map(|(_, error)| error.trim().to_string())
+}
+
+/// Why pytest says `test` (`tests/test_x.py::TestY::test_z[1]`, as [`parse`] names it) failed:
+/// the error under its header (`E   assert 4 == 5`), else what its short summary line says.
+pub(super) fn failure_line(text: &str, test: &str) -> Option<String> {
+    let title = match test.split_once("::") {
+        Some((_, inside)) => inside.replace("::", "."),
+        None => test.to_string(),
+    };
+    let titles = [
+        format!("ERROR at setup of {title}"),
+        format!("ERROR at teardown of {title}"),
+        format!("ERROR collecting {test}"),
+        title,
+    ];
+    if let Some(line) = section_body(text, &titles).and_then(|body| error_line(&body)) {
+        return Some(line);
+    }
+    short_summary_entries(text)
+        .filter_map(|entry| entry.strip_prefix(test)?.strip_prefix(" - "))
+        .map(str::trim)
+        .find(|message| !message.is_empty())
+        .map(str::to_string)
+}
+
+/// The entries of the command's own `short test summary info` sections, `FAILED `/`ERROR `
+/// taken off: `test_x.py::test_y - assert 1 == 2`.
+fn short_summary_entries(text: &str) -> impl Iterator<Item = &str> {
+    let mut captured = Captured::default();
+    let mut in_short_summary = false;
+    text.lines().filter_map(move |line| {
+        if captured.swallows(line) {
+            return None;
+        }
+        if SECTION_HEADER.is_match(line) || summary_counts(line).is_some() {
+            in_short_summary = SHORT_SUMMARY_HEADER.is_match(line);
+            return None;
+        }
+        if !in_short_summary {
+            return None;
+        }
+        line.strip_prefix("FAILED ")
+            .or_else(|| line.strip_prefix("ERROR "))
+    })
+}
+
+/// The error pytest printed when it could not collect one of `files` (an import that fails, a
+/// syntax error): `(file, error)`. A test that fails on a `SyntaxError` of the code it tests is
+/// under its own header, never under `ERROR collecting`.
+pub(super) fn load_failure(text: &str, files: &[String]) -> Option<(String, String)> {
+    let mut sections = Sections::default();
+    let mut captured = Captured::default();
+    let mut failed: Option<(String, Vec<&str>)> = None;
+    for line in text.lines() {
+        if captured.swallows(line) {
+            continue;
+        }
+        if sections.header(line) {
+            if let Some((file, body)) = failed.take() {
+                return Some(collection_error(file, &body));
+            }
+            let collected = sections
+                .current
+                .as_deref()
+                .and_then(|title| title.strip_prefix("ERROR collecting "));
+            failed = collected
+                .and_then(|path| files.iter().find(|file| super::same_file(path, file)))
+                .map(|file| (file.clone(), Vec::new()));
+            continue;
+        }
+        if let Some((_, body)) = failed.as_mut() {
+            body.push(line);
+        }
+    }
+    failed.map(|(file, body)| collection_error(file, &body))
+}
+
+/// The file and the error it could not be collected for: the `E` line, else the first line.
+fn collection_error(file: String, body: &[&str]) -> (String, String) {
+    let error = error_line(body)
+        .or_else(|| {
+            body.iter()
+                .map(|line| line.trim())
+                .find(|line| !line.is_empty())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "could not be collected".to_string());
+    (file, error)
 }

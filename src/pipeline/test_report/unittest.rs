@@ -29,6 +29,11 @@ static HEADER: LazyLock<Regex> = LazyLock::new(|| {
         .expect("valid unittest header pattern")
 });
 
+/// A line of dashes, seventy of them: between a failure's header and its traceback, and before
+/// the `Ran` line.
+static DASHES: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^-{70}$").expect("valid unittest separator pattern"));
+
 /// The class unittest's loader reports a module it could not import as.
 const FAILED_IMPORT: &str = "unittest.loader._FailedTest";
 
@@ -103,4 +108,90 @@ fn failure_name(method: &str, owner: &str, subtest: Option<regex::Match>) -> Str
         name.push_str(subtest.as_str());
     }
     name
+}
+
+/// One failure unittest explains: the test's name as [`parse`] gives it, whether it is a module
+/// the loader could not import, and the traceback under its header.
+struct Explained<'a> {
+    name: String,
+    failed_import: bool,
+    body: Vec<&'a str>,
+}
+
+/// Every failure unittest explains, in the order printed.
+fn explained(text: &str) -> Vec<Explained<'_>> {
+    let mut found: Vec<Explained> = Vec::new();
+    let mut open = false;
+    let mut previous = "";
+    for line in text.lines() {
+        if SEPARATOR.is_match(previous)
+            && let Some(caps) = HEADER.captures(line)
+        {
+            found.push(Explained {
+                name: failure_name(&caps[1], &caps[2], caps.get(3)),
+                failed_import: caps[2].starts_with(FAILED_IMPORT),
+                body: Vec::new(),
+            });
+            open = true;
+        } else if SEPARATOR.is_match(line) || (DASHES.is_match(line) && !HEADER.is_match(previous))
+        {
+            // The dashes right under a header open its traceback; any others close it.
+            open = false;
+        } else if open
+            && !DASHES.is_match(line)
+            && let Some(last) = found.last_mut()
+        {
+            last.body.push(line);
+        }
+        previous = line;
+    }
+    found
+}
+
+/// The exception a traceback ends with: the last line at the margin that follows an indented
+/// one (`AssertionError: 4 != 5`, the `ModuleNotFoundError` under a failed import's `File`
+/// lines), else its first line.
+fn exception_line(body: &[&str]) -> Option<String> {
+    let at_margin = |line: &str| !line.is_empty() && !line.starts_with(char::is_whitespace);
+    let last_raised = body
+        .windows(2)
+        .filter(|pair| pair[0].starts_with(char::is_whitespace) && !pair[0].trim().is_empty())
+        .map(|pair| pair[1])
+        .rfind(|line| at_margin(line));
+    last_raised
+        .or_else(|| body.iter().copied().find(|line| !line.trim().is_empty()))
+        .map(|line| line.trim().to_string())
+}
+
+/// Why unittest says `test` (its dotted path, as [`parse`] names it) failed: the exception its
+/// traceback ends with.
+pub(super) fn failure_line(text: &str, test: &str) -> Option<String> {
+    explained(text)
+        .into_iter()
+        .find(|failure| failure.name == test)
+        .and_then(|failure| exception_line(&failure.body))
+}
+
+/// The exception unittest's loader met importing one of `files` (its `_FailedTest`): `(file,
+/// exception)`. A test that fails on an exception of the code it tests is not a failed import.
+pub(super) fn load_failure(text: &str, files: &[String]) -> Option<(String, String)> {
+    explained(text)
+        .into_iter()
+        .filter(|failure| failure.failed_import)
+        .find_map(|failure| {
+            let file = files.iter().find(|file| same_module(&failure.name, file))?;
+            Some((file.clone(), exception_line(&failure.body)?))
+        })
+}
+
+/// Whether the dotted `module` is the file `file`: `tests.test_x` is `tests/test_x.py`, and so
+/// is `test_x` (a discovery started inside `tests/`).
+fn same_module(module: &str, file: &str) -> bool {
+    let Some(stem) = file.strip_suffix(".py") else {
+        return false;
+    };
+    let dotted = stem.trim_start_matches("./").replace('/', ".");
+    dotted == module
+        || dotted.ends_with(&format!(".{module}"))
+        || module.ends_with(&format!(".{dotted}"))
 }

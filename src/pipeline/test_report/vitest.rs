@@ -86,3 +86,52 @@ fn summary_counts(line: &str) -> Option<TestCounts> {
     }
     Some(counts)
 }
+
+/// ` FAIL  src/broken.test.js [ src/broken.test.js ]`: a file that failed to load at all.
+static FILE_FAILURE_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^ FAIL  (\S.*?) \[ (.+) \]\s*$").expect("valid vitest file failure pattern")
+});
+
+/// The first line Vitest printed under the header ` FAIL  {name}` in its failure sections.
+fn first_line_under(text: &str, wanted: impl Fn(&str) -> bool) -> Option<String> {
+    let mut section = Section::Other;
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if let Some(caps) = SECTION_BANNER.captures(line) {
+            section = match &caps[1] {
+                title if title.starts_with("Failed Suites") => Section::FailedSuites,
+                title if title.starts_with("Failed Tests") => Section::FailedTests,
+                _ => Section::Other,
+            };
+        } else if section != Section::Other && wanted(line) {
+            return lines
+                .map(str::trim)
+                .find(|line| !line.is_empty())
+                .map(str::to_string);
+        }
+    }
+    None
+}
+
+/// Why Vitest says `test` (`file > suite > test`, as [`parse`] names it) failed: the error line
+/// under its header.
+pub(super) fn failure_line(text: &str, test: &str) -> Option<String> {
+    first_line_under(text, |line| {
+        FAILURE_HEADER
+            .captures(line)
+            .is_some_and(|caps| &caps[1] == test)
+    })
+}
+
+/// Why one of `files` failed to load (a `Failed Suites` header naming the file alone, `[ file
+/// ]` after it): `(file, error)`.
+pub(super) fn load_failure(text: &str, files: &[String]) -> Option<(String, String)> {
+    files.iter().find_map(|file| {
+        let error = first_line_under(text, |line| {
+            FILE_FAILURE_HEADER
+                .captures(line)
+                .is_some_and(|caps| caps[1] == caps[2] && super::same_file(&caps[1], file))
+        })?;
+        Some((file.clone(), error))
+    })
+}
