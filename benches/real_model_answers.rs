@@ -2,7 +2,8 @@
 //! (`benches/data/real_model/`) run through the whole `autofix fix` pipeline against a real
 //! model server (llama-cpp-python on SmolLM2-135M-Instruct), once with each JSON stage's schema
 //! sent and once without. Prints, per mode, the share of triage/plan/audit answers that could
-//! be read the first time and how many jobs ended with each failure code.
+//! be read the first time, how many jobs got a test that reproduces their issue, and how many
+//! jobs ended with each failure code.
 //!
 //! `cargo bench --bench real_model_answers` (`REAL_MODEL_ISSUES=N` runs the first N issues).
 
@@ -62,6 +63,8 @@ struct Tally {
     /// Per JSON stage: first answers asked for, and those that could not be read.
     first_answers: BTreeMap<&'static str, (u32, u32)>,
     endings: BTreeMap<String, u32>,
+    /// Jobs that asked for a reproduction, jobs that got one, and reproduce answers asked for.
+    reproduce: (u32, u32, u32),
     seconds: f64,
 }
 
@@ -89,6 +92,11 @@ impl Tally {
             entry.1 += corrected;
         }
         *self.endings.entry(ending(summary)).or_default() += 1;
+        if let Some(reproduction) = summary.reproduction.as_ref().filter(|r| r.attempts > 0) {
+            self.reproduce.0 += 1;
+            self.reproduce.1 += u32::from(!reproduction.tests.is_empty());
+            self.reproduce.2 += reproduction.attempts;
+        }
     }
 
     fn print(&self, mode: &str, jobs: usize) {
@@ -109,6 +117,11 @@ impl Tally {
             asked - unread,
             asked,
             share(asked - unread, asked)
+        );
+        let (asked_for, reproduced, answers) = self.reproduce;
+        println!(
+            "  reproduced: {reproduced} of {asked_for} jobs that reached the reproduce stage \
+             ({answers} answers)"
         );
         for (ending, count) in &self.endings {
             println!("  ended {ending:<32} {count:>3}");

@@ -241,7 +241,7 @@ fn the_first_edit_prompt() {
     let (_dir, context) = context_for(&plan());
     insta::assert_snapshot!(
         "edit_prompt",
-        edit_prompt(&issue(), &plan(), &context, INSTRUCTIONS, None)
+        edit_prompt(&issue(), &plan(), &context, INSTRUCTIONS, None, None)
     );
 }
 
@@ -260,7 +260,7 @@ fn the_edit_prompt_after_a_failed_validation() {
     };
     insta::assert_snapshot!(
         "edit_prompt_after_validation_failure",
-        edit_prompt(&issue(), &plan(), &context, "", Some(&feedback))
+        edit_prompt(&issue(), &plan(), &context, "", None, Some(&feedback))
     );
 }
 
@@ -273,7 +273,7 @@ fn the_edit_prompt_after_a_rejected_review() {
     };
     insta::assert_snapshot!(
         "edit_prompt_after_review_rejection",
-        edit_prompt(&issue(), &plan(), &context, "", Some(&feedback))
+        edit_prompt(&issue(), &plan(), &context, "", None, Some(&feedback))
     );
 }
 
@@ -287,7 +287,7 @@ fn the_edit_prompt_after_a_refused_edit() {
     };
     insta::assert_snapshot!(
         "edit_prompt_after_refused_edit",
-        edit_prompt(&issue(), &plan(), &context, "", Some(&feedback))
+        edit_prompt(&issue(), &plan(), &context, "", None, Some(&feedback))
     );
 }
 
@@ -302,7 +302,7 @@ fn the_edit_prompt_of_a_plan_that_deletes_a_file() {
     let (_dir, context) = context_for(&plan);
     insta::assert_snapshot!(
         "edit_prompt_with_a_deletion",
-        edit_prompt(&issue(), &plan, &context, "", None)
+        edit_prompt(&issue(), &plan, &context, "", None, None)
     );
 }
 

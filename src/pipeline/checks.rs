@@ -87,6 +87,9 @@ pub struct Relevance {
     /// Lower-case letters and digits of each identifier: `load_dotenv` → `loaddotenv`.
     issue_identifiers: BTreeSet<String>,
     changed_stems: BTreeSet<String>,
+    /// The tests written before the fix that reproduce the issue: when there are any, they
+    /// are what the change is about, all of them must pass, and nothing is guessed.
+    reproduction: BTreeSet<String>,
 }
 
 impl Relevance {
@@ -100,7 +103,14 @@ impl Relevance {
                 .into_iter()
                 .filter_map(|path| file_stem(path))
                 .collect(),
+            reproduction: BTreeSet::new(),
         }
+    }
+
+    /// The change is about `tests`, the reproduction's: each must pass.
+    pub fn reproduced_by<'a>(mut self, tests: impl IntoIterator<Item = &'a String>) -> Self {
+        self.reproduction = tests.into_iter().cloned().collect();
+        self
     }
 
     /// Whether `test` may be what the issue is about: its name holds an identifier the issue
@@ -286,10 +296,18 @@ pub fn compare(base: Option<&CheckRun>, change: CheckRun, relevance: &Relevance)
         .filter(|name| !flaky.contains(*name))
         .cloned()
         .collect();
-    // Of the tests the change may be about, it must fix at least one; the rest may be other
-    // tests of the same file that merely already failed.
+    // A reproduction's tests must all pass. Without one, of the tests the change may be about
+    // it must fix at least one; the rest may be other tests of the same file that merely
+    // already failed.
+    let reproduced = !relevance.reproduction.is_empty();
     let fixed_one_it_is_about = fixed.iter().any(|name| relevance.is_about(name));
-    let about_the_issue: Vec<String> = if fixed_one_it_is_about {
+    let about_the_issue: Vec<String> = if reproduced {
+        still_failing
+            .iter()
+            .filter(|name| relevance.reproduction.contains(*name))
+            .cloned()
+            .collect()
+    } else if fixed_one_it_is_about {
         Vec::new()
     } else {
         still_failing
@@ -298,7 +316,7 @@ pub fn compare(base: Option<&CheckRun>, change: CheckRun, relevance: &Relevance)
             .cloned()
             .collect()
     };
-    let verdict = verdict(base, &change, &new_failures, &about_the_issue);
+    let verdict = verdict(base, &change, &new_failures, &about_the_issue, reproduced);
     Comparison {
         name: change.first.name.clone(),
         command: change.first.command.clone(),
@@ -318,6 +336,7 @@ fn verdict(
     change: &CheckRun,
     new_failures: &[String],
     about_the_issue: &[String],
+    reproduced: bool,
 ) -> Verdict {
     let worse = |why: String| Verdict::Worse { why };
     if change.passed() {
@@ -341,6 +360,12 @@ fn verdict(
     }
     if let Some(why) = shrinkage(Some(base), change) {
         return worse(why);
+    }
+    if !about_the_issue.is_empty() && reproduced {
+        return worse(format!(
+            "the tests that reproduce the issue still fail (this change must make them pass): {}",
+            about_the_issue.join(", ")
+        ));
     }
     if !about_the_issue.is_empty() {
         return worse(format!(

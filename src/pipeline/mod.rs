@@ -16,6 +16,7 @@ mod plan_files;
 pub mod prompts;
 pub mod proof;
 pub mod repo_map;
+pub mod reproduce;
 mod run_log;
 pub mod sanitise;
 pub mod sections;

@@ -31,6 +31,14 @@ pub enum Feedback {
     EditRefused { reason: String },
 }
 
+/// The reproduction an edit must make pass: its section of the prompt, and the files that hold
+/// it, which the edit may not change.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProofShown {
+    pub section: String,
+    pub files: Vec<String>,
+}
+
 /// The edit prompt; any of the four edit formats is accepted in the answer, the prompt asks
 /// for SEARCH/REPLACE blocks (or whole files for new ones).
 ///
@@ -42,6 +50,7 @@ pub fn edit_prompt(
     plan: &Plan,
     context: &Context,
     instructions: &str,
+    proof: Option<&ProofShown>,
     feedback: Option<&Feedback>,
 ) -> String {
     let mut prompt = String::new();
@@ -50,6 +59,13 @@ pub fn edit_prompt(
     prompt.push_str(&plan_section(plan));
     prompt.push_str(&instructions_section(instructions));
     prompt.push_str(&context_section(context));
+    let untouchable: &[String] = match proof {
+        Some(proof) => {
+            prompt.push_str(&proof.section);
+            &proof.files
+        }
+        None => &[],
+    };
     if let Some(feedback) = feedback {
         prompt.push_str(&feedback_section(feedback));
     }
@@ -59,6 +75,7 @@ pub fn edit_prompt(
         "- Change only these files: {}.\n",
         plan.file_changes
             .iter()
+            .filter(|change| !untouchable.contains(&change.path))
             .map(|change| format!("`{}`", one_line(&change.path)))
             .collect::<Vec<_>>()
             .join(", ")
@@ -105,7 +122,7 @@ fn describe_change(change: &FileChange) -> String {
     }
 }
 
-fn context_section(context: &Context) -> String {
+pub(super) fn context_section(context: &Context) -> String {
     let mut section = String::from("\n## Current files\n");
     if context.files.is_empty() {
         section.push_str("(No existing file is shown.)\n");
@@ -249,6 +266,7 @@ mod tests {
             &context,
             "",
             None,
+            None,
         );
         assert!(modify.contains("<<<<<<< SEARCH"));
         assert!(!modify.contains("+++ /dev/null"));
@@ -257,6 +275,7 @@ mod tests {
             &plan(&[("a.rs", Operation::Modify), ("old.rs", Operation::Delete)]),
             &context,
             "",
+            None,
             None,
         );
         assert!(delete.contains("then `+++ /dev/null`, no hunk"));
@@ -336,6 +355,7 @@ mod tests {
             &context,
             "",
             None,
+            None,
         );
         assert!(
             prompt.contains("Only lines 10-11 of its 90 are shown"),
@@ -368,6 +388,7 @@ mod tests {
                 &plan(&[("a.rs", Operation::Modify)]),
                 &Context::default(),
                 "",
+                None,
                 Some(feedback),
             );
             assert!(

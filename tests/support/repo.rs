@@ -19,13 +19,32 @@ pub struct Repo {
     dir: tempfile::TempDir,
 }
 
+/// What a story's `.autofix.toml` gets when it says nothing of `[reproduce]`: stories that are
+/// not about the reproduce stage turn it off, so that their scripted model need not answer it.
+pub const REPRODUCE_OFF: &str = "\n[reproduce]\nmode = \"off\"\n";
+
+/// `content` of an `.autofix.toml`, with the reproduce stage off unless it says otherwise.
+pub fn without_reproduction(content: &str) -> String {
+    if content.contains("[reproduce]") {
+        content.to_string()
+    } else {
+        format!("{content}{REPRODUCE_OFF}")
+    }
+}
+
 impl Repo {
+    /// A repository of `files`; an `.autofix.toml` among them that says nothing of
+    /// `[reproduce]` gets [`REPRODUCE_OFF`].
     pub fn with(files: &[(&str, &str)]) -> Repo {
         let repo = Repo {
             dir: tempfile::tempdir().unwrap(),
         };
         for (path, content) in files {
-            repo.write(path, content);
+            if path.ends_with(".autofix.toml") || path.ends_with("autofix.toml") {
+                repo.write(path, &without_reproduction(content));
+            } else {
+                repo.write(path, content);
+            }
         }
         repo.git(&["init", "-q", "-b", "main"]);
         repo.git(&["config", "user.name", "Maintainer"]);

@@ -68,25 +68,20 @@ impl Job<'_> {
 
     /// One validation command on the tree as it is, rerun once at once when it fails without
     /// timing out (on the same tree: what the first run wrote is put back first), with the
-    /// output tail of the last run when that failed.
+    /// whole output of the last run.
     pub(super) fn run_check(
         &mut self,
         stage: &'static str,
         command: &ValidationCommand,
-    ) -> Result<(CheckRun, Option<String>), Failed> {
+    ) -> Result<(CheckRun, String), Failed> {
         let (first, output) = self.run_reported(stage, command, "")?;
-        if first.passed {
-            return Ok((CheckRun::new(first, None), None));
-        }
-        if first.timed_out {
+        if first.passed || first.timed_out {
             // A hang is not a flake worth waiting out twice.
-            let tail = exec::output_tail(&output, FEEDBACK_TAIL_BYTES);
-            return Ok((CheckRun::new(first, None), Some(tail)));
+            return Ok((CheckRun::new(first, None), output));
         }
         self.keep_only_the_model_work(stage)?;
         let (rerun, output) = self.run_reported(stage, command, "-rerun")?;
-        let tail = (!rerun.passed).then(|| exec::output_tail(&output, FEEDBACK_TAIL_BYTES));
-        Ok((CheckRun::new(first, Some(rerun)), tail))
+        Ok((CheckRun::new(first, Some(rerun)), output))
     }
 
     /// One run of a validation command, its output kept as an artifact and its report read.
@@ -99,10 +94,9 @@ impl Job<'_> {
         self.check_budget(stage)?;
         let started = SystemTime::now();
         let outcome = self.run_confined(stage, command, Access::ReadOnly)?;
-        let log_name = if stage == "base" {
-            format!("base-{}{suffix}", command.name)
-        } else {
-            format!("{}{suffix}", command.name)
+        let log_name = match stage {
+            "base" | "reproduce" => format!("{stage}-{}{suffix}", command.name),
+            _ => format!("{}{suffix}", command.name),
         };
         self.log
             .write_command_log(&log_name, &outcome.output)

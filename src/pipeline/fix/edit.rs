@@ -19,6 +19,9 @@ impl Job<'_> {
             0
         };
         let mut feedback: Option<Feedback> = None;
+        // The last verdict that judged the change worse: a repair whose answer cannot be
+        // applied leaves that change as it was, so it stays what the job ends with.
+        let mut judged_worse: Option<Failed> = None;
         loop {
             let stage = if feedback.is_none() { "edit" } else { "repair" };
             let clock = self.start(stage);
@@ -53,8 +56,11 @@ impl Job<'_> {
                             _ => String::new(),
                         };
                         let command = worse.command.join(" ");
+                        let failed =
+                            Failed::new(code, "validate", format!("`{command}` failed: {why}"));
+                        judged_worse = Some(failed.clone());
                         (
-                            Failed::new(code, "validate", format!("`{command}` failed: {why}")),
+                            failed,
                             Feedback::ValidationFailed {
                                 command,
                                 why,
@@ -95,7 +101,17 @@ impl Job<'_> {
             };
             let (failed, next) = failure;
             if repairs_left == 0 {
-                return Err(failed);
+                return Err(match judged_worse {
+                    Some(worse) if failed.stage == "repair" => Failed::new(
+                        worse.code,
+                        "repair",
+                        format!(
+                            "{}; the last repair could not be applied, so that change stands: {}",
+                            worse.reason, failed.reason
+                        ),
+                    ),
+                    _ => failed,
+                });
             }
             repairs_left -= 1;
             self.summary.repairs += 1;
@@ -123,7 +139,14 @@ impl Job<'_> {
             ranking,
             self.options.context_tokens,
         );
-        let prompt = edit_prompt(&ready.issue, plan, &context, &ready.instructions, feedback);
+        let prompt = edit_prompt(
+            &ready.issue,
+            plan,
+            &context,
+            &ready.instructions,
+            self.proof.as_ref(),
+            feedback,
+        );
         let cap = self
             .options
             .output_caps
@@ -131,7 +154,7 @@ impl Job<'_> {
         let response = self.ask(stage, prompt, cap, None).await?;
         let refused = |code: FailureCode, reason: String| {
             Ok(Err((
-                Failed::new(code, "edit", reason.clone()),
+                Failed::new(code, stage, reason.clone()),
                 Feedback::EditRefused { reason },
             )))
         };
@@ -150,6 +173,18 @@ impl Job<'_> {
             Ok(edits) => edits,
             Err(err) => return refused(FailureCode::InvalidDiff, err.to_string()),
         };
+        if let Some(edit) = edits.edits.iter().find(|edit| {
+            paths::normalise(&edit.path).is_ok_and(|path| self.proof_files().contains(&path))
+        }) {
+            return refused(
+                FailureCode::WriteScopeViolation,
+                format!(
+                    "`{}` holds the tests that reproduce the issue, which the fix may not change; \
+                     change the code under test so that they pass",
+                    edit.path
+                ),
+            );
+        }
         let planned: Vec<String> = plan
             .file_changes
             .iter()

@@ -22,7 +22,7 @@ use super::issue::Issue;
 use super::json_stage::{OutputCaps, Problem, corrective_prompt};
 use super::plan::{self, Plan, PlanAnswer};
 use super::plan_files;
-use super::prompts::{Feedback, edit_prompt};
+use super::prompts::{Feedback, ProofShown, edit_prompt};
 use super::proof::Reproduction;
 use super::repo_map::{LookedUp, look_up, looked_up_section, repo_map_section};
 use super::run_log::RunLog;
@@ -53,6 +53,7 @@ mod commit;
 mod edit;
 mod planning;
 mod preflight;
+mod reproduce;
 mod tree;
 mod validate;
 
@@ -352,8 +353,11 @@ struct Job<'a> {
     applied: BTreeMap<String, Option<String>>,
     /// What `[[setup]]` left in the tree (dependencies): kept, never committed.
     setup_outputs: Vec<String>,
-    /// The validation commands' results on the base commit, in command order.
+    /// The validation commands' results on the base commit, in command order — with the
+    /// reproduction's tests added, once there is a reproduction.
     base_runs: Vec<CheckRun>,
+    /// The reproduction the edit must make pass, as the edit prompt shows it.
+    proof: Option<ProofShown>,
 }
 
 impl<'a> Job<'a> {
@@ -375,6 +379,7 @@ impl<'a> Job<'a> {
             applied: BTreeMap::new(),
             setup_outputs: Vec::new(),
             base_runs: Vec::new(),
+            proof: None,
         }
     }
 }
@@ -452,17 +457,9 @@ impl Job<'_> {
         let clock = self.start("branch");
         let (branch, outcome) = finish_stage(clock, self.branch(&triage).await)?;
         let work_base = outcome.head().clone();
-        let clock = self.start("setup");
-        let result = match finish_stage(clock, self.setup()) {
-            Ok(()) => match finish_stage(self.start("base"), self.check_base()) {
-                Ok(()) => {
-                    self.edit_until_accepted(&plan, &located.ranking, &work_base)
-                        .await
-                }
-                Err(failed) => Err(failed),
-            },
-            Err(failed) => Err(failed),
-        };
+        let result = self
+            .prove_and_fix(&triage, &plan, &located.ranking, &repo_files, &work_base)
+            .await;
         match result {
             Ok(()) => {
                 let clock = self.start("commit");
@@ -473,6 +470,27 @@ impl Job<'_> {
                 Err(failed)
             }
         }
+    }
+
+    /// On the feature branch: the repository's setup, its checks on the base, a test that
+    /// reproduces the issue, then edits until the change is accepted.
+    async fn prove_and_fix(
+        &mut self,
+        triage: &Triage,
+        plan: &Plan,
+        ranking: &Ranking,
+        repo_files: &[String],
+        work_base: &CommitSha,
+    ) -> Result<(), Failed> {
+        finish_stage(self.start("setup"), self.setup())?;
+        finish_stage(self.start("base"), self.check_base())?;
+        self.check_cancelled("reproduce")?;
+        let clock = self.start("reproduce");
+        let reproduced = self.reproduce(triage, plan, ranking, repo_files).await;
+        finish_stage(clock, reproduced)?;
+        let fixed = self.edit_until_accepted(plan, ranking, work_base).await;
+        self.record_proof_outcome();
+        fixed
     }
 }
 

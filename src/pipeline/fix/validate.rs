@@ -21,9 +21,11 @@ impl Job<'_> {
         let relevance = Relevance::new(
             &format!("{}\n{}", issue.title, issue.body),
             self.applied.keys(),
-        );
+        )
+        .reproduced_by(self.reproducing_tests());
         for (index, command) in self.ready.validation.iter().enumerate() {
-            let (run, tail) = self.run_check("validate", command)?;
+            let (run, output) = self.run_check("validate", command)?;
+            let tail = (!run.passed()).then(|| exec::output_tail(&output, FEEDBACK_TAIL_BYTES));
             let comparison = checks::compare(self.base_runs.get(index), run, &relevance);
             let line = match &comparison.verdict {
                 Verdict::Passed => "passed".to_string(),

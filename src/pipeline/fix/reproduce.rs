@@ -1,0 +1,421 @@
+//! The reproduce stage: a test that shows the issue, asked of the model, applied alone on the
+//! base commit and run with the repository's checks — the proof the fix must then make pass.
+
+use super::commands::argv_of;
+use super::edit::{planned_bytes, whole_write_of_a_part};
+use super::validate::listed;
+use super::*;
+use crate::config::repo::ReproduceMode;
+use crate::index::kinds::FileKind;
+use crate::pipeline::plan::{FileChange, Operation};
+use crate::pipeline::proof::{BaseFailure, TestOutcome};
+use crate::pipeline::reproduce::{self as rules, NotReproduced, RunPair, Written};
+
+/// Most existing test files shown to the reproduce stage as examples of the repository's style.
+const MAX_TEST_FILES_SHOWN: usize = 3;
+
+/// Most test paths listed to show where the repository keeps its tests.
+const MAX_TEST_PATHS_LISTED: usize = 30;
+
+impl Job<'_> {
+    /// Finds the tests that reproduce the issue, asking the model at most
+    /// [`rules::MAX_ANSWERS`] times, or records why there are none: an error only when the
+    /// repository requires a reproduction (`REPRODUCTION_FAILED`). A revision keeps the
+    /// reproduction its change request was opened with.
+    pub(super) async fn reproduce(
+        &mut self,
+        triage: &Triage,
+        plan: &Plan,
+        ranking: &Ranking,
+        repo_files: &[String],
+    ) -> Result<(), Failed> {
+        let mode = self.ready.config.reproduce.mode;
+        if let Some(earlier) = &self.options.earlier_reproduction {
+            self.log.line(&format!(
+                "reproduce: the change request's reproduction is kept ({})",
+                listed(&earlier.tests)
+            ));
+            let mut kept = earlier.clone();
+            kept.change = None;
+            self.summary.reproduction = Some(kept);
+            return Ok(());
+        }
+        if let Some(why) = self.reproduction_not_asked(triage, mode) {
+            self.log.line(&format!("reproduce: not asked: {why}"));
+            self.summary.reproduction = Some(Reproduction::none(mode, 0, why));
+            return Ok(());
+        }
+        let mut refusals: Vec<String> = Vec::new();
+        let mut previous: Option<NotReproduced> = None;
+        let mut attempts = 0;
+        if self.ready.validation.is_empty() {
+            refusals.push("the repository configures no validation commands to run a test".into());
+        }
+        while refusals.len() == attempts as usize && attempts < rules::MAX_ANSWERS {
+            attempts += 1;
+            let answer = self
+                .reproduce_once(attempts, plan, ranking, repo_files, previous.as_ref())
+                .await?;
+            let not = match answer {
+                Ok(()) => return Ok(()),
+                Err(not) => not,
+            };
+            self.log.line(&format!(
+                "reproduce: answer {attempts} is not a reproduction: {}",
+                not.why
+            ));
+            refusals.push(not.why.clone());
+            previous = Some(not);
+        }
+        let why = refusals.last().cloned().unwrap_or_default();
+        self.summary.reproduction = Some(Reproduction::none(
+            mode,
+            attempts,
+            format!("no test reproduces the issue: {why}"),
+        ));
+        if mode != ReproduceMode::Required {
+            self.log
+                .line("reproduce: none found; going on without a proof (mode \"preferred\")");
+            return Ok(());
+        }
+        let numbered: Vec<String> = refusals
+            .iter()
+            .enumerate()
+            .map(|(index, why)| format!("{}) {why}", index + 1))
+            .collect();
+        Err(Failed::new(
+            FailureCode::ReproductionFailed,
+            "reproduce",
+            format!(
+                "no test reproduces the issue after {attempts} answer(s), and this repository \
+                 requires one ([reproduce] mode = \"required\"): {}",
+                numbered.join("; ")
+            ),
+        ))
+    }
+
+    /// Why no reproduction is asked for: the repository turned it off, or the issue is not a
+    /// bug or a feature (a `docs` or `refactor` change shows nothing in a test).
+    fn reproduction_not_asked(&self, triage: &Triage, mode: ReproduceMode) -> Option<String> {
+        if mode == ReproduceMode::Off {
+            return Some("reproduction is off ([reproduce] mode = \"off\")".into());
+        }
+        let kind = self.commit_kind(triage);
+        if !matches!(kind, CommitKind::Fix | CommitKind::Feat) {
+            return Some(format!("a `{kind}` change is not shown by a test"));
+        }
+        None
+    }
+
+    /// One reproduce answer: applied alone on the base, the checks run, judged. A refused
+    /// answer's files are taken out again.
+    async fn reproduce_once(
+        &mut self,
+        attempt: u32,
+        plan: &Plan,
+        ranking: &Ranking,
+        repo_files: &[String],
+        previous: Option<&NotReproduced>,
+    ) -> Result<Result<(), NotReproduced>, Failed> {
+        let ready = self.ready;
+        let mut shown = plan.clone();
+        shown.file_changes = test_files_to_show(plan, repo_files, ranking)
+            .into_iter()
+            .map(|path| FileChange {
+                path,
+                operation: Operation::Modify,
+                line_range: None,
+            })
+            .chain(plan.file_changes.iter().cloned())
+            .collect();
+        let context = context::build(
+            &ready.root,
+            &ready.protected,
+            &shown,
+            ranking,
+            self.options.context_tokens,
+        );
+        let layout: Vec<String> = repo_files
+            .iter()
+            .filter(|path| rules::may_write(path))
+            .take(MAX_TEST_PATHS_LISTED)
+            .cloned()
+            .collect();
+        let prompt = rules::prompt(
+            &ready.issue,
+            plan,
+            &context,
+            &ready.instructions,
+            &layout,
+            previous,
+        );
+        let cap = self
+            .options
+            .output_caps
+            .edit_for(planned_bytes(&ready.root, &shown));
+        let response = self.ask("reproduce", prompt, cap, None).await?;
+        if response.truncated() {
+            return Ok(Err(NotReproduced::new(format!(
+                "the answer was cut off at the {cap}-token output cap, so none of it was \
+                 applied; write one short test"
+            ))));
+        }
+        let edits = match detect::parse(&response.text, None) {
+            Ok(edits) => edits,
+            Err(err) => return Ok(Err(NotReproduced::new(err.to_string()))),
+        };
+        if let Some(edit) = edits
+            .edits
+            .iter()
+            .find(|edit| !rules::may_write(&edit.path))
+        {
+            return Ok(Err(NotReproduced::new(format!(
+                "`{}` is not a test file, and the reproduction may write only tests (the fix \
+                 comes later); put the test in the repository's test files",
+                edit.path
+            ))));
+        }
+        if let Some(refusal) = whole_write_of_a_part(&edits, &context) {
+            return Ok(Err(NotReproduced::new(refusal)));
+        }
+        let policy = ApplyPolicy::new(ready.protected.clone());
+        let files = match apply::apply(&ready.root, &edits, &policy) {
+            Ok(files) => files,
+            Err(err) => return Ok(Err(NotReproduced::new(err.to_string()))),
+        };
+        let mut written = Vec::new();
+        let mut added_text = String::new();
+        for file in &files {
+            self.log.line(&format!("reproduce: {}", file.summary()));
+            self.applied.insert(file.path.clone(), file.after.clone());
+            written.push(file.path.clone());
+            let before = file
+                .before
+                .as_deref()
+                .map(String::from_utf8_lossy)
+                .unwrap_or_default();
+            added_text.push_str(&rules::added_lines(
+                &before,
+                file.after.as_deref().unwrap_or_default(),
+            ));
+        }
+        let judged = self.run_with_tests(&written, &added_text);
+        match judged {
+            Ok(Ok((runs, failures, tail))) => {
+                self.reproduced(attempt, runs, failures, written, &tail)?;
+                Ok(Ok(()))
+            }
+            Ok(Err(not)) => {
+                self.take_back(&written)?;
+                Ok(Err(not))
+            }
+            Err(failed) => Err(failed),
+        }
+    }
+
+    /// The checks on the base with the new tests, judged against the base's own runs: the
+    /// runs, each reproducing test's failure, and the output tail that shows them.
+    #[allow(clippy::type_complexity)]
+    fn run_with_tests(
+        &mut self,
+        written: &[String],
+        added_text: &str,
+    ) -> Result<Result<(Vec<CheckRun>, Vec<BaseFailure>, String), NotReproduced>, Failed> {
+        let mut runs = Vec::new();
+        let mut outputs = Vec::new();
+        for command in &self.ready.validation {
+            let (run, output) = self.run_check("reproduce", command)?;
+            runs.push(run);
+            outputs.push(output);
+        }
+        self.keep_only_the_model_work("reproduce")?;
+        let pairs: Vec<RunPair<'_>> = self
+            .ready
+            .validation
+            .iter()
+            .zip(&self.base_runs)
+            .zip(runs.iter().zip(&outputs))
+            .map(|((command, base), (with_tests, output))| RunPair {
+                command: argv_of(command).join(" "),
+                base,
+                with_tests,
+                output,
+            })
+            .collect();
+        let written = Written {
+            files: written,
+            added_text,
+        };
+        let failures = match rules::judge(&pairs, &written) {
+            Ok(failures) => failures,
+            Err(not) => {
+                return Ok(Err(NotReproduced {
+                    output_tail: self.options.redactor.redact(&not.output_tail),
+                    why: self.options.redactor.redact(&not.why),
+                }));
+            }
+        };
+        let tail = runs
+            .iter()
+            .zip(&outputs)
+            .find(|(run, _)| !run.passed())
+            .map(|(_, output)| exec::output_tail(output, FEEDBACK_TAIL_BYTES))
+            .unwrap_or_default();
+        Ok(Ok((runs, failures, tail)))
+    }
+
+    /// Records the reproduction: from now on the change is judged against the base with the
+    /// new tests, which must pass, and their files may not be edited.
+    fn reproduced(
+        &mut self,
+        attempt: u32,
+        runs: Vec<CheckRun>,
+        failures: Vec<BaseFailure>,
+        files: Vec<String>,
+        output_tail: &str,
+    ) -> Result<(), Failed> {
+        let redactor = &self.options.redactor;
+        let failures: Vec<BaseFailure> = failures
+            .into_iter()
+            .map(|failure| BaseFailure {
+                line: redactor.redact(&failure.line),
+                test: failure.test,
+            })
+            .collect();
+        let reproduction = Reproduction {
+            mode: self.ready.config.reproduce.mode,
+            tests: failures
+                .iter()
+                .map(|failure| failure.test.clone())
+                .collect(),
+            base: Some(TestOutcome::Failed),
+            change: None,
+            attempts: attempt,
+            failures,
+            files,
+            unproven: None,
+        };
+        self.log.line(&format!(
+            "reproduce: reproduced by {} ({})",
+            listed(&reproduction.tests),
+            listed(&reproduction.files)
+        ));
+        self.log
+            .write_json("REPRODUCTION.json", &reproduction)
+            .map_err(io_failure("reproduce"))?;
+        self.log
+            .write_json("REPRODUCTION_REPORT.json", &runs)
+            .map_err(io_failure("reproduce"))?;
+        self.proof = Some(ProofShown {
+            section: rules::edit_section(&reproduction, &redactor.redact(output_tail)),
+            files: reproduction.files.clone(),
+        });
+        self.base_runs = runs;
+        self.summary.reproduction = Some(reproduction);
+        Ok(())
+    }
+
+    /// Takes a refused reproduction's files out of the tree and out of the change.
+    fn take_back(&mut self, written: &[String]) -> Result<(), Failed> {
+        for path in written {
+            self.applied.remove(path);
+        }
+        self.ready
+            .workspace
+            .discard(written)
+            .map_err(|err| Failed::new(err.failure_code(), "reproduce", err.to_string()))
+    }
+
+    /// After the edits: how the reproducing tests fared with the change as last judged.
+    pub(super) fn record_proof_outcome(&mut self) {
+        let Some(reproduction) = self.summary.reproduction.as_mut() else {
+            return;
+        };
+        let checks = &self.summary.checks;
+        if reproduction.tests.is_empty() || checks.is_empty() {
+            return;
+        }
+        let failing = checks.iter().any(|check| {
+            let failing = check.change.failing();
+            reproduction.tests.iter().any(|test| failing.contains(test))
+        });
+        let all_read = checks.len() == self.ready.validation.len()
+            && checks
+                .iter()
+                .all(|check| check.change.passed() || check.change.tests().is_some());
+        reproduction.change = if failing {
+            Some(TestOutcome::Failed)
+        } else if all_read {
+            Some(TestOutcome::Passed)
+        } else {
+            None
+        };
+    }
+
+    /// The reproducing tests the judge demands pass, when there are any.
+    pub(super) fn reproducing_tests(&self) -> &[String] {
+        self.summary
+            .reproduction
+            .as_ref()
+            .map_or(&[], |reproduction| reproduction.tests.as_slice())
+    }
+
+    /// The files holding the reproduction, which an edit may not change.
+    pub(super) fn proof_files(&self) -> &[String] {
+        self.proof
+            .as_ref()
+            .map_or(&[], |proof| proof.files.as_slice())
+    }
+}
+
+/// The existing test files the reproduce stage sees as examples: the plan's own, then those
+/// that test a planned file (`tests/test_calc.py` for `calc.py`), then the best-ranked.
+fn test_files_to_show(plan: &Plan, repo_files: &[String], ranking: &Ranking) -> Vec<String> {
+    let is_test = |path: &str| FileKind::of(path) == FileKind::Test;
+    let mut chosen: Vec<String> = Vec::new();
+    let mut take = |path: &str| {
+        if chosen.len() < MAX_TEST_FILES_SHOWN
+            && !chosen.iter().any(|known| known == path)
+            && repo_files.iter().any(|known| known == path)
+        {
+            chosen.push(path.to_string());
+        }
+    };
+    for change in &plan.file_changes {
+        if is_test(&change.path) {
+            take(&change.path);
+        }
+    }
+    let stems: Vec<String> = plan
+        .file_changes
+        .iter()
+        .filter(|change| !is_test(&change.path))
+        .filter_map(|change| file_stem(&change.path))
+        .collect();
+    for path in repo_files.iter().filter(|path| is_test(path)) {
+        let name = file_stem(path).unwrap_or_default();
+        let subject = name
+            .strip_prefix("test_")
+            .or_else(|| name.strip_suffix("_test"))
+            .or_else(|| name.strip_suffix(".test"))
+            .or_else(|| name.strip_suffix(".spec"))
+            .or_else(|| name.strip_suffix("test"))
+            .unwrap_or(&name);
+        if stems.iter().any(|stem| stem == subject) {
+            take(path);
+        }
+    }
+    for file in &ranking.files {
+        if is_test(&file.path) {
+            take(&file.path);
+        }
+    }
+    chosen
+}
+
+/// `src/calc.py` → `calc`; `lib/router.spec.ts` → `router.spec`.
+fn file_stem(path: &str) -> Option<String> {
+    let name = path.rsplit('/').next()?;
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    (!stem.is_empty()).then(|| stem.to_lowercase())
+}
