@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::failure::FailureCode;
 use crate::pipeline::checks::{CheckRun, Comparison, Verdict};
+use crate::pipeline::proof::{ProofLine, Reproduction};
 use crate::pipeline::test_report::CommandReport;
 use crate::quote::{code_span, fenced, inert};
 
@@ -65,6 +66,65 @@ pub struct StatusView {
     /// Notes shown under the checklist (e.g. "no .autofix.toml: defaults apply").
     pub notes: Vec<String>,
     pub outcome: Option<StatusOutcome>,
+    /// Whether a test reproduced the issue on the base commit, once the run says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reproduction: Option<ReproductionStatus>,
+}
+
+/// The "Reproduced on the base commit" line of the checklist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReproductionStatus {
+    /// These tests failed on the base commit: ticked, with their names.
+    Reproduced { tests: Vec<String> },
+    /// A reproduction was tried and none was found, for this reason.
+    NotReproduced { why: String },
+    /// None was tried (mode `off`, or an issue no test shows): no line, a note instead.
+    NotTried { why: String },
+}
+
+impl ReproductionStatus {
+    /// How the checklist shows `reproduction`.
+    pub fn of(reproduction: &Reproduction) -> ReproductionStatus {
+        if !reproduction.tests.is_empty() {
+            ReproductionStatus::Reproduced {
+                tests: reproduction.tests.clone(),
+            }
+        } else if reproduction.tried() {
+            ReproductionStatus::NotReproduced {
+                why: reproduction.why_unproven(),
+            }
+        } else {
+            ReproductionStatus::NotTried {
+                why: reproduction.why_unproven(),
+            }
+        }
+    }
+
+    /// The checklist line, or `None` when no reproduction was tried.
+    fn checklist_line(&self) -> Option<String> {
+        let label = "Reproduced on the base commit";
+        match self {
+            ReproductionStatus::Reproduced { tests } => {
+                let names: Vec<String> = tests.iter().map(|test| code_span(test)).collect();
+                Some(format!("- [x] {label}: {}", names.join(", ")))
+            }
+            ReproductionStatus::NotReproduced { why } => {
+                Some(format!("- [ ] {label}: not reproduced — {}", inert(why)))
+            }
+            ReproductionStatus::NotTried { .. } => None,
+        }
+    }
+
+    /// The note said instead of a line when no reproduction was tried.
+    fn note(&self) -> Option<String> {
+        match self {
+            ReproductionStatus::NotTried { why } => Some(format!(
+                "No test was asked to reproduce the issue first: {}.",
+                inert(why.trim_end_matches('.'))
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// How the job ended, as the status comment reports it.
@@ -148,8 +208,20 @@ pub fn status_comment(view: &StatusView) -> String {
                 let _ = writeln!(text, "- [ ] {label}");
             }
         }
+        if step == Step::Fetched
+            && let Some(line) = view
+                .reproduction
+                .as_ref()
+                .and_then(ReproductionStatus::checklist_line)
+        {
+            let _ = writeln!(text, "{line}");
+        }
     }
-    for note in &view.notes {
+    let reproduction_note = view
+        .reproduction
+        .as_ref()
+        .and_then(ReproductionStatus::note);
+    for note in view.notes.iter().chain(&reproduction_note) {
         let _ = writeln!(text, "\n> {note}");
     }
     match &view.outcome {
@@ -234,6 +306,9 @@ fn failure_section(failure: &FailureReport) -> String {
             "\nThe work in progress is kept on the branch `{branch}`."
         );
     }
+    if let Some(hint) = what_a_maintainer_can_do(failure.code) {
+        let _ = writeln!(text, "\n{hint}");
+    }
     let _ = writeln!(
         text,
         "\n**To try again:** address the cause above (for example in the issue text or the repository's \
@@ -241,6 +316,22 @@ fn failure_section(failure: &FailureReport) -> String {
         label = failure.trigger_label
     );
     text
+}
+
+/// What a maintainer can do about a failure of this code, beyond addressing its reason.
+fn what_a_maintainer_can_do(code: FailureCode) -> Option<&'static str> {
+    match code {
+        FailureCode::ReproductionFailed => Some(
+            "**No test reproduced the issue.** This repository asks for a test that fails on \
+             the base commit before any fix is written (`[reproduce] mode = \"required\"` in \
+             `.autofix.toml`), and none of the tests the model wrote did. Describe in the issue \
+             the exact steps that show the problem (the input or command, what happens, what \
+             should happen), so that a test can follow them; or set \
+             `[reproduce] mode = \"preferred\"` to let a fix through without one, opened as a \
+             draft that says it is not proven.",
+        ),
+        _ => None,
+    }
 }
 
 /// Why the bot will not work on a labelled issue; each becomes one polite comment.
@@ -319,12 +410,18 @@ pub struct ChangeRequestFacts<'a> {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub notes: &'a [String],
+    /// The tests that reproduce the issue, or why there are none; `None` (a change made before
+    /// reproductions existed) shows no proof section.
+    pub reproduction: Option<&'a Reproduction>,
 }
 
 /// The pull/merge request body: summary, `Fixes #N`, files, validation table, repairs, tokens.
 pub fn change_request_body(facts: &ChangeRequestFacts<'_>) -> String {
     let mut text = String::new();
     let _ = writeln!(text, "{}\n", inert(facts.subject));
+    if let Some(reproduction) = facts.reproduction {
+        text.push_str(&proof_section(reproduction));
+    }
     if !facts.plan_steps.is_empty() {
         let _ = writeln!(text, "## Summary\n");
         for step in facts.plan_steps {
@@ -374,6 +471,40 @@ pub fn change_request_body(facts: &ChangeRequestFacts<'_>) -> String {
         change_request_marker(facts.job, facts.issue)
     );
     text
+}
+
+/// `## Proof`: each reproducing test, its failure on the base commit and how it fares with
+/// the change; or, without one, that the change is not proven and why.
+fn proof_section(reproduction: &Reproduction) -> String {
+    let mut text = String::from("## Proof\n\n");
+    for line in proof_lines(reproduction) {
+        let _ = writeln!(text, "{line}");
+    }
+    if reproduction.forces_draft() {
+        let _ = writeln!(
+            text,
+            "\nIt is opened as a draft: mark it ready for review once a person has checked that \
+             it fixes the issue."
+        );
+    }
+    text.push('\n');
+    text
+}
+
+/// The proof as Markdown lines, in the words `autofix fix` prints: a list item per reproducing
+/// test (names and failure lines as code spans), or the **Not proven** sentence and its reason.
+pub fn proof_lines(reproduction: &Reproduction) -> Vec<String> {
+    let why = inert(&reproduction.why_unproven());
+    reproduction
+        .proof()
+        .iter()
+        .map(|line| match line {
+            ProofLine::NotProven => {
+                format!("**Not proven:** no test reproduces the issue — {why}")
+            }
+            ProofLine::Test { .. } => format!("- {}", line.words(code_span, &why)),
+        })
+        .collect()
 }
 
 /// The before/after table of the validation commands, then what already failed, what the
@@ -469,6 +600,8 @@ fn table_cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::repo::ReproduceMode;
+    use crate::pipeline::proof::{BaseFailure, MAX_FAILURE_LINE, TestOutcome};
 
     fn command(name: &str, passed: bool, millis: u64) -> CommandReport {
         serde_json::from_value(serde_json::json!({
@@ -495,6 +628,7 @@ mod tests {
             current: Some(Step::Fetched),
             notes: vec![],
             outcome: None,
+            reproduction: None,
         };
         insta::assert_snapshot!(status_comment(&view));
     }
@@ -518,6 +652,7 @@ mod tests {
                 trigger_label: "auto-fix".into(),
                 branch_kept: None,
             })),
+            reproduction: None,
         };
         let text = status_comment(&view);
         assert!(
@@ -541,6 +676,7 @@ mod tests {
             input_tokens: 1200,
             output_tokens: 300,
             notes: &[],
+            reproduction: None,
         };
         let body = change_request_body(&facts);
         assert!(body.contains("Fixes #7"));
@@ -584,6 +720,7 @@ mod tests {
             input_tokens: 1200,
             output_tokens: 300,
             notes: &[],
+            reproduction: None,
         };
         let body = change_request_body(&facts);
         assert!(
@@ -602,6 +739,232 @@ mod tests {
         );
         assert!(body.contains("**Flaky** (failed, then passed on an immediate rerun of the same tree): `test_race`"), "{body}");
         insta::assert_snapshot!(body);
+    }
+
+    fn reproduction(change: Option<TestOutcome>) -> Reproduction {
+        Reproduction {
+            mode: ReproduceMode::Preferred,
+            tests: vec!["test_clamp_low".into(), "test_clamp_high".into()],
+            base: Some(TestOutcome::Failed),
+            change,
+            attempts: 1,
+            failures: vec![
+                BaseFailure {
+                    test: "test_clamp_low".into(),
+                    line: "assert clamp(-5, 0, 3) == 0 ` @alice </details> [x](http://e.vil)"
+                        .into(),
+                },
+                BaseFailure {
+                    test: "test_clamp_high".into(),
+                    line: "y".repeat(MAX_FAILURE_LINE + 50),
+                },
+            ],
+            files: vec!["test_calc.py".into()],
+            unproven: None,
+        }
+    }
+
+    fn facts_with<'a>(reproduction: Option<&'a Reproduction>) -> ChangeRequestFacts<'a> {
+        ChangeRequestFacts {
+            job: 9,
+            issue: 7,
+            subject: "fix(calc): clamp values to both ends of the range (#7)",
+            plan_steps: &[],
+            changed_files: &[],
+            validation: &[],
+            checks: &[],
+            repairs: 0,
+            input_tokens: 1,
+            output_tokens: 1,
+            notes: &[],
+            reproduction,
+        }
+    }
+
+    #[test]
+    fn the_body_opens_with_the_proof_each_test_its_base_failure_and_the_change() {
+        let reproduction = reproduction(Some(TestOutcome::Passed));
+        let body = change_request_body(&facts_with(Some(&reproduction)));
+        let subject = "fix(calc): clamp values to both ends of the range (#&#8203;7)\n\n";
+        assert!(
+            body.starts_with(&format!("{subject}## Proof\n\n- `test_clamp_low` failed")),
+            "{body}"
+        );
+        assert!(
+            body.contains(
+                "- `test_clamp_low` failed on the base commit \
+                 (``assert clamp(-5, 0, 3) == 0 ` @alice </details> [x](http://e.vil)``) \
+                 and passes with this change\n"
+            ),
+            "the failure line stays inside its code span: {body}"
+        );
+        let cut = format!("{}…", "y".repeat(MAX_FAILURE_LINE - 1));
+        assert!(
+            body.contains(&format!(
+                "- `test_clamp_high` failed on the base commit (`{cut}`) and passes with this change\n"
+            )),
+            "{body}"
+        );
+        assert!(!body.contains("Not proven"), "{body}");
+        assert!(!body.contains("draft"), "{body}");
+        insta::assert_snapshot!(body);
+    }
+
+    #[test]
+    fn the_body_without_a_reproduction_says_not_proven_and_why() {
+        let missed = Reproduction::none(
+            ReproduceMode::Preferred,
+            2,
+            "the test the model wrote passes on the base commit @bob",
+        );
+        let body = change_request_body(&facts_with(Some(&missed)));
+        assert!(
+            body.contains(
+                "## Proof\n\n**Not proven:** no test reproduces the issue — the test the model \
+                 wrote passes on the base commit @&#8203;bob\n"
+            ),
+            "{body}"
+        );
+        assert!(body.contains("It is opened as a draft"), "{body}");
+        let off = Reproduction::none(
+            ReproduceMode::Off,
+            0,
+            "reproduction is off in .autofix.toml",
+        );
+        let body = change_request_body(&facts_with(Some(&off)));
+        assert!(
+            body.contains(
+                "**Not proven:** no test reproduces the issue — reproduction is off in .autofix.toml\n"
+            ),
+            "{body}"
+        );
+        assert!(!body.contains("draft"), "{body}");
+    }
+
+    #[test]
+    fn a_body_of_a_change_without_a_reproduction_record_says_nothing_of_proof() {
+        let body = change_request_body(&facts_with(None));
+        assert!(!body.contains("## Proof"), "{body}");
+        assert!(!body.contains("Not proven"), "{body}");
+        assert!(!body.contains("Reproduc"), "{body}");
+    }
+
+    fn fixing_view(reproduction: Option<ReproductionStatus>) -> StatusView {
+        StatusView {
+            job: 3,
+            requested_by: "octocat".into(),
+            done: vec![
+                (Step::Authorized, String::new()),
+                (Step::Fetched, "`main` at 0123456".into()),
+                (Step::Fixed, "1 command(s) passed, 0 repair(s)".into()),
+            ],
+            current: Some(Step::Pushed),
+            notes: vec![],
+            outcome: None,
+            reproduction,
+        }
+    }
+
+    #[test]
+    fn the_checklist_ticks_the_reproduction_with_its_tests_between_fetch_and_fix() {
+        let status = ReproductionStatus::of(&reproduction(Some(TestOutcome::Passed)));
+        let text = status_comment(&fixing_view(Some(status)));
+        assert!(
+            text.contains(
+                "- [x] Repository fetched and `.autofix.toml` read from the default branch: `main` at 0123456\n\
+                 - [x] Reproduced on the base commit: `test_clamp_low`, `test_clamp_high`\n\
+                 - [x] Change written"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_checklist_marks_a_missed_reproduction_with_its_reason() {
+        let missed = Reproduction::none(
+            ReproduceMode::Preferred,
+            2,
+            "the test the model wrote passes on the base commit",
+        );
+        let text = status_comment(&fixing_view(Some(ReproductionStatus::of(&missed))));
+        assert!(
+            text.contains(
+                "- [ ] Reproduced on the base commit: not reproduced — the test the model wrote \
+                 passes on the base commit\n- [x] Change written"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_reproduction_not_tried_is_a_note_not_a_checklist_line() {
+        let skipped = Reproduction::none(
+            ReproduceMode::Preferred,
+            0,
+            "a `docs` change is not shown by a test",
+        );
+        let text = status_comment(&fixing_view(Some(ReproductionStatus::of(&skipped))));
+        assert!(!text.contains("Reproduced on the base commit"), "{text}");
+        assert!(
+            text.contains(
+                "\n> No test was asked to reproduce the issue first: a `docs` change is not \
+                 shown by a test.\n"
+            ),
+            "{text}"
+        );
+        let before = status_comment(&fixing_view(None));
+        assert!(!before.contains("eproduc"), "{before}");
+    }
+
+    #[test]
+    fn a_missing_reproduction_failure_says_what_a_maintainer_can_do() {
+        let view = StatusView {
+            done: vec![
+                (Step::Authorized, String::new()),
+                (Step::Fetched, "`main` at 0123456".into()),
+            ],
+            current: Some(Step::Fixed),
+            outcome: Some(StatusOutcome::Failed(FailureReport {
+                stage: "reproduce".into(),
+                code: FailureCode::ReproductionFailed,
+                reason: "the test the model wrote passes on the base commit".into(),
+                output_tail: None,
+                trigger_label: "auto-fix".into(),
+                branch_kept: None,
+            })),
+            ..fixing_view(Some(ReproductionStatus::NotReproduced {
+                why: "the test the model wrote passes on the base commit".into(),
+            }))
+        };
+        let text = status_comment(&view);
+        assert!(
+            text.contains(
+                "**Failed at `reproduce` with `REPRODUCTION_FAILED`:** the test the model wrote \
+                 passes on the base commit"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("Describe in the issue the exact steps"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`[reproduce] mode = \"preferred\"`"),
+            "{text}"
+        );
+        assert!(
+            text.contains("remove the `auto-fix` label and add it again"),
+            "{text}"
+        );
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn other_failures_get_no_reproduction_advice() {
+        assert_eq!(
+            what_a_maintainer_can_do(FailureCode::ValidationFailed),
+            None
+        );
     }
 
     #[test]

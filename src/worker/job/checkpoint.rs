@@ -7,6 +7,7 @@ use crate::forge::BranchHome;
 use crate::pipeline::checks::Comparison;
 use crate::pipeline::fix::{FixSummary, ProposedPlan};
 use crate::pipeline::issue::Issue;
+use crate::pipeline::proof::Reproduction;
 use crate::pipeline::test_report::CommandReport;
 use crate::worker::publish::{FailureReport, StatusView};
 
@@ -88,6 +89,10 @@ pub(super) struct FixedChange {
     pub(super) output_tokens: u64,
     pub(super) pull_request: PullRequestSection,
     pub(super) keep_on_failure: bool,
+    /// The tests that reproduce the issue, or why there are none (none in checkpoints written
+    /// before reproductions existed, and for runs that ended before the reproduce stage).
+    #[serde(default)]
+    pub(super) reproduction: Option<Reproduction>,
 }
 
 impl FixedChange {
@@ -117,7 +122,18 @@ impl FixedChange {
             output_tokens: summary.output_tokens,
             pull_request,
             keep_on_failure,
+            reproduction: summary.reproduction.clone(),
         })
+    }
+
+    /// Whether the change request opens as a draft: when the repository asks for one, and
+    /// when a reproduction was expected and none was found.
+    pub(super) fn draft(&self) -> bool {
+        self.pull_request.draft
+            || self
+                .reproduction
+                .as_ref()
+                .is_some_and(Reproduction::forces_draft)
     }
 }
 
@@ -153,5 +169,56 @@ impl JobFacts {
             repairs: fixed.map_or(0, |fixed| fixed.repairs),
             failure: checkpoint.failure,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::repo::ReproduceMode;
+
+    fn change(draft: bool, reproduction: Option<Reproduction>) -> FixedChange {
+        FixedChange {
+            branch: "autofix/issue-7".into(),
+            commit: "0123456".into(),
+            subject: "fix(calc): clamp".into(),
+            plan_steps: Vec::new(),
+            changed_files: Vec::new(),
+            validation: Vec::new(),
+            checks: Vec::new(),
+            repairs: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            pull_request: PullRequestSection {
+                draft,
+                ..PullRequestSection::default()
+            },
+            keep_on_failure: false,
+            reproduction,
+        }
+    }
+
+    #[test]
+    fn a_change_without_the_reproduction_it_was_expected_to_have_opens_as_a_draft() {
+        let missed = Reproduction::none(ReproduceMode::Preferred, 2, "no test failed");
+        assert!(change(false, Some(missed)).draft());
+    }
+
+    #[test]
+    fn a_change_with_no_reproduction_asked_for_keeps_the_configured_draft_setting() {
+        let off = Reproduction::none(
+            ReproduceMode::Off,
+            0,
+            "reproduction is off in .autofix.toml",
+        );
+        assert!(!change(false, Some(off.clone())).draft());
+        assert!(change(true, Some(off)).draft());
+        let docs = Reproduction::none(
+            ReproduceMode::Preferred,
+            0,
+            "a `docs` change is not shown by a test",
+        );
+        assert!(!change(false, Some(docs)).draft());
+        assert!(!change(false, None).draft());
     }
 }

@@ -121,6 +121,7 @@ impl JobRun {
             input_tokens: fixed.input_tokens,
             output_tokens: fixed.output_tokens,
             notes: &self.checkpoint.status.notes,
+            reproduction: fixed.reproduction.as_ref(),
         });
         let home = self.decided_home();
         let new = NewChangeRequest {
@@ -129,7 +130,7 @@ impl JobRun {
             head: fixed.branch.clone(),
             head_repo: home.fork().cloned(),
             base,
-            draft: fixed.pull_request.draft,
+            draft: fixed.draft(),
             reviewers: fixed.pull_request.reviewers.clone(),
             labels: fixed.pull_request.labels.clone(),
         };

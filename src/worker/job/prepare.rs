@@ -12,7 +12,9 @@ use crate::pipeline::issue::Issue;
 use crate::quote::{fenced, one_line};
 use crate::store::Finish;
 use crate::worker::authorize::{self, CheckError, Verdict};
-use crate::worker::publish::{Refusal, StatusOutcome, StatusView, Step, refusal_comment};
+use crate::worker::publish::{
+    Refusal, ReproductionStatus, StatusOutcome, StatusView, Step, refusal_comment,
+};
 
 use super::checkpoint::FixedChange;
 use super::stop::{Failed, Fault, Stop, failed_io, forge_stop, git_stop};
@@ -70,6 +72,7 @@ impl JobRun {
             current: Some(Step::Fetched),
             notes: Vec::new(),
             outcome: None,
+            reproduction: None,
         };
         if !self.ctx.settings.sandbox.is_confined() {
             self.checkpoint
@@ -199,6 +202,9 @@ impl JobRun {
         if let Some(proposed) = summary.proposed.clone() {
             return self.propose(proposed).await;
         }
+        // Shown whether the run goes on or fails (`REPRODUCTION_FAILED` says why in the list).
+        self.checkpoint.status.reproduction =
+            summary.reproduction.as_ref().map(ReproductionStatus::of);
         let Some(branch) = summary.branch.clone().filter(|_| summary.committed) else {
             return Err(Stop::Failed(Failed::of_summary(&summary, "fix")));
         };
