@@ -4,8 +4,10 @@
 
 use std::fmt::Write as _;
 
+use crate::pipeline::proof::Reproduction;
 use crate::quote::{code_span, inert};
 use crate::store::JobRecord;
+use crate::worker::publish::proof_lines;
 
 /// The hidden line that marks reply `key` of `job`.
 pub fn reply_marker(job: i64, key: &str) -> String {
@@ -100,13 +102,33 @@ pub fn cannot_rebase(branch: &str, short: &str, theirs: usize, word: &str) -> St
     )
 }
 
-/// The change request's commits replayed onto the moved base and validated again.
-pub fn rebased(branch: &str, short: &str, commits: usize, validation: &str) -> String {
-    format!(
+/// The change request's commits replayed onto the moved base and validated again, with the
+/// proof when the run reported one.
+pub fn rebased(
+    branch: &str,
+    short: &str,
+    commits: usize,
+    validation: &str,
+    reproduction: Option<&Reproduction>,
+) -> String {
+    let mut text = format!(
         "`{branch}` moved to {short} and this change request no longer merged cleanly, so \
          autofix replayed its {commits} commit(s) onto it and validated them again: \
          {validation}."
-    )
+    );
+    text.push_str(&proof_paragraph(reproduction));
+    text
+}
+
+/// `Proof:` and its lines, after a blank line; nothing without a reproduction.
+fn proof_paragraph(reproduction: Option<&Reproduction>) -> String {
+    let Some(reproduction) = reproduction else {
+        return String::new();
+    };
+    let mut text = String::from("\n\nProof:\n\n");
+    text.push_str(&proof_lines(reproduction).join("\n"));
+    text.push('\n');
+    text
 }
 
 /// The change made again on the moved base, its commits having conflicted or failed there.
@@ -125,6 +147,8 @@ pub struct Revised<'a> {
     pub changed_files: &'a [String],
     pub validation: &'a str,
     pub asked: &'a [String],
+    /// The proof the revision's run reported (its reproducing tests run again).
+    pub reproduction: Option<&'a Reproduction>,
 }
 
 /// The one reply after a revision was pushed.
@@ -150,6 +174,8 @@ pub fn revised(facts: &Revised<'_>) -> String {
         },
         facts.validation
     );
+    let proof = proof_paragraph(facts.reproduction);
+    text.push_str(proof.strip_prefix('\n').unwrap_or(&proof));
     text
 }
 
@@ -183,10 +209,69 @@ mod tests {
             changed_files: &["calc.py".into()],
             validation: "1 command(s) passed, 0 repair(s)",
             asked: &["@alice on `calc.py` line 2: handle low".into()],
+            reproduction: None,
         });
         assert!(text.starts_with("Revised in 0123456: `fix(calc): clamp below too`"));
         assert!(text.contains("- @&#8203;alice on `calc.py` line 2: handle low"));
         assert!(text.contains("Changed: `calc.py`"));
         assert!(text.contains("Validation: 1 command(s) passed"));
+        assert!(!text.contains("Proof"), "{text}");
+    }
+
+    fn reproduced() -> Reproduction {
+        use crate::pipeline::proof::{BaseFailure, TestOutcome};
+        Reproduction {
+            mode: crate::config::repo::ReproduceMode::Preferred,
+            tests: vec!["test_clamp_low".into()],
+            base: Some(TestOutcome::Failed),
+            change: Some(TestOutcome::Passed),
+            attempts: 1,
+            failures: vec![BaseFailure {
+                test: "test_clamp_low".into(),
+                line: "assert -5 == 0".into(),
+            }],
+            files: vec!["test_calc.py".into()],
+            unproven: None,
+        }
+    }
+
+    #[test]
+    fn a_revision_reply_reports_the_proof_again() {
+        let reproduction = reproduced();
+        let text = revised(&Revised {
+            commit: "0123456789abcdef",
+            subject: "fix(calc): clamp below too",
+            changed_files: &["calc.py".into()],
+            validation: "1 command(s) passed, 0 repair(s)",
+            asked: &["@alice: handle low".into()],
+            reproduction: Some(&reproduction),
+        });
+        assert!(
+            text.contains(
+                "\nProof:\n\n- `test_clamp_low` failed on the base commit (`assert -5 == 0`) \
+                 and passes with this change\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_replay_onto_a_moved_base_reports_the_proof_again() {
+        let reproduction = reproduced();
+        let text = rebased(
+            "main",
+            "abc1234",
+            1,
+            "1 command(s) passed",
+            Some(&reproduction),
+        );
+        assert!(
+            text.contains(
+                "validated them again: 1 command(s) passed.\n\nProof:\n\n- `test_clamp_low`"
+            ),
+            "{text}"
+        );
+        let without = rebased("main", "abc1234", 1, "1 command(s) passed", None);
+        assert!(!without.contains("Proof"), "{without}");
     }
 }

@@ -8,6 +8,7 @@ use crate::failure::FailureCode;
 use crate::forge::{ChangeRequest, Forge, Thread};
 use crate::git::{BranchName, CommitSha, GitError, Rebased, Workspace};
 use crate::pipeline::fix::{self, Approval};
+use crate::pipeline::proof::Reproduction;
 use crate::store::{ChangeRequestRecord, Finish};
 use crate::worker::own_marks::Own;
 use crate::worker::replies;
@@ -155,13 +156,20 @@ impl JobRun {
             .await?;
             return Ok(Followed::Redo);
         };
-        let detail = match self.revalidate(request, &workspace, &base, &tip).await? {
-            Some(detail) => detail,
+        let (detail, reproduction) = match self.revalidate(request, &workspace, &base, &tip).await?
+        {
+            Some(revalidated) => revalidated,
             None => return Ok(Followed::Redo),
         };
         self.push_rebased(forge, request, &workspace, &record, (&head, &tip))
             .await?;
-        let text = replies::rebased(&default_branch, &short, commits, &detail);
+        let text = replies::rebased(
+            &default_branch,
+            &short,
+            commits,
+            &detail,
+            reproduction.as_ref(),
+        );
         self.reply_on(
             forge,
             &request.repo,
@@ -173,14 +181,15 @@ impl JobRun {
         Ok(Followed::Done(Finish::Succeeded))
     }
 
-    /// The replayed change validated on the new base: how it went, or `None` when it fails there.
+    /// The replayed change validated on the new base (the tests that reproduced the issue run
+    /// again): how it went and the proof, or `None` when it fails there.
     async fn revalidate(
         &mut self,
         request: &Request,
         workspace: &Workspace,
         base: &CommitSha,
         tip: &CommitSha,
-    ) -> Result<Option<String>, Stop> {
+    ) -> Result<Option<(String, Option<Reproduction>)>, Stop> {
         let stage = "rebase";
         let mut files = BTreeMap::new();
         for path in workspace
@@ -210,7 +219,8 @@ impl JobRun {
                 labels: Vec::new(),
             },
         };
-        let options = self.fix_options(request, workspace, issue, None, Approval::NotAsked);
+        let mut options = self.fix_options(request, workspace, issue, None, Approval::NotAsked);
+        options.earlier_reproduction = self.earlier_reproduction().await?;
         let summary = fix::revalidate(&options, self.ctx.llm.as_ref(), files)
             .await
             .map_err(|reason| failed_io(stage, reason))?;
@@ -223,7 +233,7 @@ impl JobRun {
             .await?;
             return Ok(None);
         }
-        Ok(Some(validation_detail(&summary)))
+        Ok(Some((validation_detail(&summary), summary.reproduction)))
     }
 
     /// Replaces the branch (all autofix's commits) with the replayed ones, if it is still at

@@ -23,6 +23,7 @@ mod gather;
 mod home;
 mod prepare;
 mod report;
+mod reproduction;
 mod revise;
 mod stop;
 

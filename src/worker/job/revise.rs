@@ -76,6 +76,7 @@ impl JobRun {
             changed_files: &fixed.changed_files,
             validation: &validation,
             asked: &ask.lines,
+            reproduction: fixed.reproduction.as_ref(),
         });
         self.reply_on(forge, &request.repo, thread, "revision", &text)
             .await?;
@@ -206,13 +207,14 @@ impl JobRun {
         let diff = change_so_far(&workspace, &default_branch).map_err(git_stop(stage))?;
         let revision_issue = revision_issue(&issue, target.number, ask, &diff);
         let kind = CommitKind::from_str(&target.kind).unwrap_or(CommitKind::Fix);
-        let options = self.fix_options(
+        let mut options = self.fix_options(
             request,
             &workspace,
             revision_issue,
             Some(Revision { kind }),
             Approval::NotAsked,
         );
+        options.earlier_reproduction = self.earlier_reproduction().await?;
         let summary = fix::fix(&options, self.ctx.llm.as_ref())
             .await
             .map_err(|reason| failed_io(stage, reason))?;
