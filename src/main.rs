@@ -376,6 +376,9 @@ fn fix_command(
             match (&summary.failure_code, &summary.subject, &summary.branch) {
                 (None, Some(subject), Some(branch)) => {
                     say!("committed on {branch}: {subject}");
+                    for line in summary.reproduction.iter().flat_map(|r| r.lines()) {
+                        say!("proof: {line}");
+                    }
                     for check in &summary.checks {
                         if !check.still_failing.is_empty() {
                             say!(
