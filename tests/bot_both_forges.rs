@@ -565,3 +565,126 @@ async fn an_outsiders_comment_carrying_the_status_line_is_never_edited(t: BotTes
         own[0].body
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reproduced_fix_opens_with_its_proof_on_github() {
+    a_reproduced_fix_opens_with_its_proof(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reproduced_fix_opens_with_its_proof_on_gitlab() {
+    a_reproduced_fix_opens_with_its_proof(BotTester::gitlab().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unproven_fix_is_a_draft_that_says_so_on_github() {
+    an_unproven_fix_is_a_draft_that_says_so(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unproven_fix_is_a_draft_that_says_so_on_gitlab() {
+    an_unproven_fix_is_a_draft_that_says_so(BotTester::gitlab().await).await;
+}
+
+/// `clamp` ignores its bounds and no test says so; the repository asks for a reproduction
+/// when it can get one, and for pull requests that are not drafts.
+fn unproven_project() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("calc.py", support::bot::BUGGY_PY),
+        (
+            "tests/test_calc.py",
+            "def test_nothing_yet():\n    assert True\n",
+        ),
+        (".gitignore", "__pycache__/\n"),
+        (
+            ".autofix.toml",
+            "[[validate]]\nname = \"pytest\"\nrun = [\"python3\", \"-m\", \"pytest\", \"-q\", \"-p\", \
+             \"no:cacheprovider\"]\ntimeout_secs = 120\n\n[reproduce]\nmode = \"preferred\"\n\n\
+             [pull_request]\ndraft = false\n",
+        ),
+    ]
+}
+
+fn new_test_file(body: &str) -> String {
+    format!("tests/test_clamp.py\n```\n<<<<<<< SEARCH\n=======\n{body}>>>>>>> REPLACE\n```\n")
+}
+
+const REPRODUCING_TEST: &str =
+    "from calc import clamp\n\n\ndef test_clamp_upper_bound():\n    assert clamp(5, 0, 3) == 3\n";
+const PASSING_TEST: &str =
+    "from calc import clamp\n\n\ndef test_clamp_inside():\n    assert clamp(2, 0, 3) == 2\n";
+
+fn script_fix_after(t: &BotTester, reproductions: &[&str]) {
+    t.llm.reply_text_for_stage("triage", support::bot::triage());
+    t.llm.reply_text_for_stage("plan", support::bot::plan());
+    for body in reproductions {
+        t.llm.reply_text_for_stage("reproduce", new_test_file(body));
+    }
+    t.llm
+        .reply_text_for_stage("edit", support::bot::clamp_edit(FIXED_PY));
+    t.llm
+        .reply_text_for_stage("audit", support::bot::accepted());
+}
+
+/// A test that fails on the base commit, then the fix: one commit holds both, and the change
+/// request opens with the test, how it failed, and that it passes now.
+async fn a_reproduced_fix_opens_with_its_proof(t: BotTester) {
+    let remote = t.repo(PROJECT, &unproven_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_fix_after(&t, &[REPRODUCING_TEST]);
+
+    t.label_issue(PROJECT, 14, "clamp ignores its upper bound", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    let requests = t.change_requests(PROJECT);
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    let request = &requests[0];
+    assert!(!request.draft, "a proven change follows pull_request.draft");
+    let body = &request.body;
+    let proof = body.find("## Proof").expect("a Proof section");
+    assert!(
+        body.find("## Summary")
+            .is_none_or(|summary| proof < summary),
+        "the body opens with the proof: {body}"
+    );
+    assert!(
+        body.contains("tests/test_clamp.py::test_clamp_upper_bound")
+            && body.contains("assert 5 == 3")
+            && body.contains("passes with this change"),
+        "{body}"
+    );
+    let files = remote.files_at(&request.head);
+    assert!(
+        files.iter().any(|file| file == "tests/test_clamp.py"),
+        "the reproduction is committed with the fix: {files:?}"
+    );
+    let status = &t.comments(PROJECT, 14)[0];
+    assert!(status.contains("Reproduced on the base commit"), "{status}");
+}
+
+/// The model's tests pass on the base twice: the fix goes on, as a draft whatever the
+/// repository's `pull_request.draft`, saying plainly that nothing proves it.
+async fn an_unproven_fix_is_a_draft_that_says_so(t: BotTester) {
+    t.repo(PROJECT, &unproven_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_fix_after(&t, &[PASSING_TEST, PASSING_TEST]);
+
+    t.label_issue(PROJECT, 15, "clamp ignores its upper bound", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    let requests = t.change_requests(PROJECT);
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    assert!(requests[0].draft, "an unproven change is a draft");
+    let body = &requests[0].body;
+    assert!(
+        body.contains("**Not proven:** no test reproduces the issue")
+            && body.contains("pass on the base commit"),
+        "{body}"
+    );
+    assert!(
+        body.contains("- `calc.py`") && !body.contains("- `tests/test_clamp.py`"),
+        "the refused test is not part of the change: {body}"
+    );
+}

@@ -61,9 +61,7 @@ const FORK_WAIT: ForkWait = ForkWait {
 pub const BUGGY_PY: &str = "def clamp(value, low, high):\n    return value\n";
 pub const FIXED_PY: &str = "def clamp(value, low, high):\n    return max(low, min(value, high))\n";
 pub const PY_TEST: &str = "from calc import clamp\n\n\ndef test_clamp_limits_both_ends():\n    assert clamp(5, 0, 3) == 3\n    assert clamp(-1, 0, 3) == 0\n    assert clamp(2, 0, 3) == 2\n";
-/// The project's checks; stories about the reproduce stage add their own `[reproduce]` section
-/// in their own configuration, the others keep it off.
-pub const PY_CONFIG: &str = "[[validate]]\nname = \"pytest\"\nrun = [\"python3\", \"-m\", \"pytest\", \"-q\", \"-p\", \"no:cacheprovider\"]\ntimeout_secs = 120\n\n[reproduce]\nmode = \"off\"\n";
+pub const PY_CONFIG: &str = "[[validate]]\nname = \"pytest\"\nrun = [\"python3\", \"-m\", \"pytest\", \"-q\", \"-p\", \"no:cacheprovider\"]\ntimeout_secs = 120\n";
 
 /// The files of the Python project, with `.autofix.toml`.
 pub fn python_project() -> Vec<(&'static str, &'static str)> {

@@ -428,13 +428,31 @@ pub struct BareRepo {
 }
 
 impl BareRepo {
+    /// A bare repository whose first commit holds `files`; an `.autofix.toml` among them that
+    /// says nothing of `[reproduce]` gets [`super::repo::REPRODUCE_OFF`], as in [`Repo::with`].
+    ///
+    /// [`Repo::with`]: super::repo::Repo::with
     pub fn create(path: &Path, default_branch: &str, files: &[(&str, &str)]) -> BareRepo {
         std::fs::create_dir_all(path).expect("create the bare repository folder");
         let repo = BareRepo {
             path: path.to_path_buf(),
         };
         repo.git(&["init", "-q", "--bare", "-b", default_branch]);
-        repo.commit(default_branch, files, "initial");
+        let configs: Vec<(String, String)> = files
+            .iter()
+            .filter(|(name, _)| name.ends_with("autofix.toml"))
+            .map(|(name, text)| (name.to_string(), super::repo::without_reproduction(text)))
+            .collect();
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(
+                |(name, text)| match configs.iter().find(|(config, _)| config == name) {
+                    Some((_, text)) => (*name, text.as_str()),
+                    None => (*name, *text),
+                },
+            )
+            .collect();
+        repo.commit(default_branch, &files, "initial");
         repo
     }
 
@@ -494,6 +512,19 @@ impl BareRepo {
             .status
             .success()
             .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+    }
+
+    /// The files the tip of `branch` holds, sorted.
+    pub fn files_at(&self, branch: &str) -> Vec<String> {
+        self.git(&[
+            "ls-tree",
+            "-r",
+            "--name-only",
+            &format!("refs/heads/{branch}"),
+        ])
+        .lines()
+        .map(str::to_string)
+        .collect()
     }
 
     /// Every branch, sorted.
