@@ -1,5 +1,5 @@
-//! The bot's pipeline on a local repository (`autofix fix`): triage → plan → context → edit ⇄
-//! validate (repair) → audit → one commit on the feature branch. One file per stage.
+//! The bot's pipeline on a local repository (`autofix fix`): triage → plan → reproduce → context →
+//! edit ⇄ validate (repair) → audit → one commit on the feature branch. One file per stage.
 
 mod answer;
 pub mod audit;

@@ -390,10 +390,13 @@ impl Job<'_> {
     fn revalidate(&mut self, files: BTreeMap<String, Option<String>>) -> Result<(), Failed> {
         finish_stage(self.start("setup"), self.setup())?;
         finish_stage(self.start("base"), self.check_base())?;
+        self.reproduction_settled(None);
         let clock = self.start("validate");
         let written = self.write_files(&files);
         let validated = written.and_then(|()| self.validate());
-        let (judgement, _) = finish_stage(clock, validated)?;
+        let validated = finish_stage(clock, validated);
+        self.record_proof_outcome();
+        let (judgement, _) = validated?;
         if let Some(worse) = judgement.first_worse() {
             let why = match &worse.verdict {
                 Verdict::Worse { why } => why.clone(),
@@ -484,10 +487,12 @@ impl Job<'_> {
     ) -> Result<(), Failed> {
         finish_stage(self.start("setup"), self.setup())?;
         finish_stage(self.start("base"), self.check_base())?;
-        self.check_cancelled("reproduce")?;
-        let clock = self.start("reproduce");
-        let reproduced = self.reproduce(triage, plan, ranking, repo_files).await;
-        finish_stage(clock, reproduced)?;
+        if !self.reproduction_settled(Some(triage)) {
+            self.check_cancelled("reproduce")?;
+            let clock = self.start("reproduce");
+            let reproduced = self.reproduce(plan, ranking, repo_files).await;
+            finish_stage(clock, reproduced)?;
+        }
         let fixed = self.edit_until_accepted(plan, ranking, work_base).await;
         self.record_proof_outcome();
         fixed

@@ -18,17 +18,11 @@ const MAX_TEST_FILES_SHOWN: usize = 3;
 const MAX_TEST_PATHS_LISTED: usize = 30;
 
 impl Job<'_> {
-    /// Finds the tests that reproduce the issue, asking the model at most
-    /// [`rules::MAX_ANSWERS`] times, or records why there are none: an error only when the
-    /// repository requires a reproduction (`REPRODUCTION_FAILED`). A revision keeps the
-    /// reproduction its change request was opened with.
-    pub(super) async fn reproduce(
-        &mut self,
-        triage: &Triage,
-        plan: &Plan,
-        ranking: &Ranking,
-        repo_files: &[String],
-    ) -> Result<(), Failed> {
+    /// Settles the reproduction without asking the model when none is to be asked for: a
+    /// revision or a replay keeps the one its change request was opened with (its files may not
+    /// be changed, its tests must pass), and a repository that turned it off or an issue no test
+    /// shows records why there is none. `false`: the reproduce stage is to run.
+    pub(super) fn reproduction_settled(&mut self, triage: Option<&Triage>) -> bool {
         let mode = self.ready.config.reproduce.mode;
         if let Some(earlier) = &self.options.earlier_reproduction {
             self.log.line(&format!(
@@ -37,14 +31,36 @@ impl Job<'_> {
             ));
             let mut kept = earlier.clone();
             kept.change = None;
+            if !kept.files.is_empty() {
+                self.proof = Some(ProofShown {
+                    section: rules::edit_section(&kept, ""),
+                    files: kept.files.clone(),
+                });
+            }
             self.summary.reproduction = Some(kept);
-            return Ok(());
+            return true;
         }
+        let Some(triage) = triage else {
+            return true;
+        };
         if let Some(why) = self.reproduction_not_asked(triage, mode) {
             self.log.line(&format!("reproduce: not asked: {why}"));
             self.summary.reproduction = Some(Reproduction::none(mode, 0, why));
-            return Ok(());
+            return true;
         }
+        false
+    }
+
+    /// Finds the tests that reproduce the issue, asking the model at most
+    /// [`rules::MAX_ANSWERS`] times, or records why there are none: an error only when the
+    /// repository requires a reproduction (`REPRODUCTION_FAILED`).
+    pub(super) async fn reproduce(
+        &mut self,
+        plan: &Plan,
+        ranking: &Ranking,
+        repo_files: &[String],
+    ) -> Result<(), Failed> {
+        let mode = self.ready.config.reproduce.mode;
         let mut refusals: Vec<String> = Vec::new();
         let mut previous: Option<NotReproduced> = None;
         let mut attempts = 0;
