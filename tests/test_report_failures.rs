@@ -3,7 +3,6 @@
 
 use autofix::pipeline::test_report::{failure_line, load_failure, parse_output};
 
-#[allow(dead_code)]
 #[path = "support/reports.rs"]
 mod reports;
 

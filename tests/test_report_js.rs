@@ -8,7 +8,7 @@ use autofix::pipeline::test_report::parse_output;
 #[path = "support/reports.rs"]
 mod reports;
 
-use reports::{captured, counts, data_dir, parsed};
+use reports::{captured, counts, data_dir, parsed, without_passes};
 
 /// The two failing tests of `math.test.js`, as both readers name them.
 const MATH_FAILURES: [&str; 2] = [
@@ -244,7 +244,15 @@ fn a_script_running_jest_then_vitest_counts_both_and_names_each_failure_once() {
     assert_eq!(parser, "jest+vitest");
     let [wrongly, deep] = MATH_FAILURES;
     assert_eq!(
-        tests,
+        tests.passes,
+        [
+            "src/math.test.js > add > adds small numbers",
+            "src/math.test.js > top level passes"
+        ],
+        "Vitest's tree names them; Jest printed none for several files"
+    );
+    assert_eq!(
+        without_passes(tests),
         counts(6, 6, 4, &[wrongly, deep, "src/broken.test.js"])
     );
 }

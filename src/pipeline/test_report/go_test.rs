@@ -1,5 +1,5 @@
-//! `go test`: the `--- PASS/FAIL/SKIP: Name (0.00s)` result lines and the per-package
-//! `ok`, `FAIL` and `[no test files]` lines that close each package's output.
+//! `go test`: the `--- PASS/FAIL/SKIP: Name (0.00s)` result lines, the per-package `ok`, `FAIL`
+//! and `[no test files]` lines closing each package's output, and the lines a failing test logged.
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -87,7 +87,10 @@ impl PackageBlock {
         let mut names = Vec::new();
         for (name, outcome) in self.counted_results() {
             match outcome {
-                Outcome::Pass => counts.add(1, 0, 0),
+                Outcome::Pass => {
+                    counts.add(1, 0, 0);
+                    counts.passes.push(name.to_string());
+                }
                 Outcome::Skip => counts.add(0, 0, 1),
                 Outcome::Fail => {
                     counts.add(0, 1, 0);

@@ -1,5 +1,5 @@
-//! Jest's default reporter: the `PASS`/`FAIL path` line per test file, the `● Suite › test`
-//! failure headers under a `FAIL` line, and the closing `Tests:` summary line.
+//! Jest's default reporter: the `PASS`/`FAIL path` line per test file, the `✓ test` lines of its
+//! tree, the `● Suite › test` failure headers (and why) and the closing `Tests:` summary line.
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -22,7 +22,55 @@ static SUMMARY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^Tests: +((?:\d+ [a-z]+, )*)\d+ total\s*$").expect("valid jest summary pattern")
 });
 
+/// A line of the tree Jest prints under a file's result (for one file, or with `--verbose`):
+/// `  add` (a `describe`), `    ✓ adds small numbers (2 ms)`, `    ✕ …`, `    ○ skipped …`,
+/// two spaces per level.
+static TREE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^((?:  )+)(?:([✓✕○✎√×]) )?(\S.*?)(?: \(\d+(?:\.\d+)? m?s\))?$")
+        .expect("valid jest tree line pattern")
+});
+
 const SUITE_FAILED_TO_RUN: &str = "Test suite failed to run";
+
+/// The passing tests of the trees Jest printed under its `PASS`/`FAIL` lines, named
+/// `path > Suite > test` as failures are.
+fn tree_passes(text: &str) -> Vec<String> {
+    let mut passes = Vec::new();
+    // The file whose tree is being read, and the `describe` titles above the current line.
+    let mut tree: Option<(String, Vec<String>)> = None;
+    for line in text.lines() {
+        if let Some(caps) = FILE_RESULT.captures(line) {
+            tree = Some((caps[2].to_string(), Vec::new()));
+            continue;
+        }
+        let Some((file, suites)) = tree.as_mut() else {
+            continue;
+        };
+        // The tree ends at the first line that is not one of its own: a blank line, `●`.
+        let Some(caps) = TREE_LINE
+            .captures(line)
+            .filter(|caps| !caps[3].starts_with('●'))
+        else {
+            tree = None;
+            continue;
+        };
+        let level = caps[1].len() / 2 - 1;
+        suites.truncate(level);
+        match caps.get(2).map(|mark| mark.as_str()) {
+            None => suites.push(caps[3].to_string()),
+            Some("✓" | "√") => {
+                let mut name = file.clone();
+                for part in suites.iter().map(String::as_str).chain([&caps[3]]) {
+                    name.push_str(" > ");
+                    name.push_str(part);
+                }
+                passes.push(name);
+            }
+            Some(_) => {}
+        }
+    }
+    passes
+}
 
 /// Jest's counts, summed over every `Tests:` line (a script may run it more than once): `todo`
 /// counts as skipped. A test file that failed to run (`● Test suite failed to run`) ran no test,
@@ -58,6 +106,7 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
         }
     }
     counts.failures = unique_in_order(names);
+    counts.passes = tree_passes(text);
     saw_summary.then_some(counts)
 }
 

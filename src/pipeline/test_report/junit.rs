@@ -147,6 +147,11 @@ pub(super) fn tally(xml: &str) -> Option<TestCounts> {
         return None;
     }
     tally.total.failures = unique_in_order(tally.failing_names);
+    let passes = std::mem::take(&mut tally.passing_names);
+    tally.total.absorb(TestCounts {
+        passes,
+        ..TestCounts::default()
+    });
     Some(tally.total)
 }
 
@@ -157,6 +162,7 @@ struct Tally {
     case: Option<Case>,
     total: TestCounts,
     failing_names: Vec<String>,
+    passing_names: Vec<String>,
 }
 
 #[derive(Default)]
@@ -248,8 +254,10 @@ impl Tally {
             CaseOutcome::Failed => (0, 1, 0),
             CaseOutcome::Skipped => (0, 0, 1),
         };
-        if case.outcome == CaseOutcome::Failed {
-            self.failing_names.push(case.name);
+        match case.outcome {
+            CaseOutcome::Failed => self.failing_names.push(case.name),
+            CaseOutcome::Passed => self.passing_names.push(case.name),
+            CaseOutcome::Skipped => {}
         }
         // A testcase outside any suite (directly under `testsuites`) counts on its own.
         match self.suites.last_mut() {

@@ -1,5 +1,5 @@
-//! Rust's test runners: libtest as `cargo test` prints it (one `test result:` line per test
-//! binary and for doc tests) and cargo-nextest's status lines and `Summary` line.
+//! Rust's test runners: libtest as `cargo test` prints it (`test x ... ok`, one `test result:` line
+//! per binary and for doc tests), cargo-nextest's status and `Summary` lines, and their panics.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -15,6 +15,8 @@ static LIBTEST_RESULT: LazyLock<Regex> = LazyLock::new(|| {
 static LIBTEST_FAILED_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^test (.+) \.\.\. FAILED$").expect("valid libtest failed-line pattern")
 });
+static LIBTEST_OK_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^test (.+) \.\.\. ok$").expect("valid libtest ok-line pattern"));
 /// `--quiet` prints only the failures, as `NAME --- FAILED`.
 static LIBTEST_QUIET_FAILED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(\S.*) --- FAILED$").expect("valid libtest quiet failed-line pattern")
@@ -58,6 +60,7 @@ pub(super) fn parse_cargo_test(text: &str) -> Option<TestCounts> {
     let mut listed = Vec::new();
     let mut reported = Vec::new();
     let mut in_failure_list = false;
+    let mut passes = Vec::new();
     for line in lines_outside_nextest_runs(text) {
         if in_failure_list {
             // The second `failures:` list names one test per line, indented by four spaces;
@@ -78,10 +81,13 @@ pub(super) fn parse_cargo_test(text: &str) -> Option<TestCounts> {
             .or_else(|| LIBTEST_QUIET_FAILED.captures(line))
         {
             reported.push(caps[1].to_string());
+        } else if let Some(caps) = LIBTEST_OK_LINE.captures(line) {
+            passes.push(caps[1].to_string());
         }
     }
     listed.extend(reported);
     counts.failures = unique_in_order(listed);
+    counts.passes = passes;
     saw_result.then_some(counts)
 }
 
@@ -93,25 +99,30 @@ pub(super) fn parse_nextest(text: &str) -> Option<TestCounts> {
     let mut counts = TestCounts::default();
     let mut saw_summary = false;
     let mut order = Vec::new();
-    let mut last_verdict: HashMap<String, bool> = HashMap::new();
+    let mut last_verdict: HashMap<String, Verdict> = HashMap::new();
     for line in text.lines() {
         if let Some(caps) = NEXTEST_SUMMARY.captures(line) {
             saw_summary = true;
             counts.absorb(summary_counts(&caps[1]));
         } else if let Some(caps) = NEXTEST_STATUS.captures(line) {
-            let Some(failed) = verdict(&caps[1]) else {
+            let Some(verdict) = status_verdict(&caps[1]) else {
                 continue;
             };
             let name = format!("{} {}", &caps[2], &caps[3]);
-            if last_verdict.insert(name.clone(), failed).is_none() {
+            if last_verdict.insert(name.clone(), verdict).is_none() {
                 order.push(name);
             }
         }
     }
-    counts.failures = order
-        .into_iter()
-        .filter(|name| last_verdict[name])
-        .collect();
+    let named = |wanted: Verdict| -> Vec<String> {
+        order
+            .iter()
+            .filter(|name| last_verdict[*name] == wanted)
+            .cloned()
+            .collect()
+    };
+    counts.failures = named(Verdict::Fail);
+    counts.passes = named(Verdict::Pass);
     saw_summary.then_some(counts)
 }
 
@@ -138,10 +149,18 @@ fn summary_counts(list: &str) -> TestCounts {
     counts
 }
 
-/// Whether a nextest status is a failing verdict, a passing one, or no verdict at all
-/// (`SLOW`, `START`, `RETRY`, `TRMNTG`, …: notes about a test still running). Statuses come
+/// What a nextest status line says of its test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Pass,
+    Fail,
+    Skip,
+}
+
+/// Whether a nextest status is a failing verdict, a passing or skipping one, or no verdict at
+/// all (`SLOW`, `START`, `RETRY`, `TRMNTG`, …: notes about a test still running). Statuses come
 /// long (`TIMEOUT`, `SIGSEGV`) or, after `TRY n`, short (`TMT`, `SEGV`).
-fn verdict(status: &str) -> Option<bool> {
+fn status_verdict(status: &str) -> Option<Verdict> {
     let status = status.trim();
     let failed = status.contains("FAIL")
         || matches!(status, "TIMEOUT" | "TMT" | "ABORT")
@@ -149,12 +168,14 @@ fn verdict(status: &str) -> Option<bool> {
         || status.starts_with("ABORT ")
         || SIGNAL_NAMES.contains(&status);
     if failed {
-        Some(true)
-    } else if matches!(status, "PASS" | "LEAK" | "SKIP")
+        Some(Verdict::Fail)
+    } else if status == "SKIP" {
+        Some(Verdict::Skip)
+    } else if matches!(status, "PASS" | "LEAK")
         || status.starts_with("PASS ")
         || status.starts_with("FLAKY")
     {
-        Some(false)
+        Some(Verdict::Pass)
     } else {
         None
     }
@@ -203,7 +224,8 @@ pub(super) fn failure_line(text: &str, test: &str) -> Option<String> {
     }
     let nextest = lines.iter().position(|line| {
         NEXTEST_STATUS.captures(line).is_some_and(|caps| {
-            verdict(&caps[1]) == Some(true) && format!("{} {}", &caps[2], &caps[3]) == test
+            status_verdict(&caps[1]) == Some(Verdict::Fail)
+                && format!("{} {}", &caps[2], &caps[3]) == test
         })
     })?;
     let end = lines[nextest + 1..]

@@ -44,6 +44,12 @@ pub struct TestCounts {
     /// are not known, so a smaller total than another run's says nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub only_failures_listed: bool,
+    /// Names of the passing tests, named as [`TestCounts::failures`] names tests, each once, in
+    /// first-seen order; empty when the runner does not print them (pytest without `-v`/`-rA`,
+    /// unittest without `-v`, `go test` without `-v`, libtest's `--quiet`, Jest on several
+    /// files without `--verbose`). Never a test that is also failing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passes: Vec<String>,
 }
 
 impl TestCounts {
@@ -54,12 +60,26 @@ impl TestCounts {
             .saturating_add(self.skipped)
     }
 
-    /// Adds `other`'s counts to these and appends the failing names not already listed.
+    /// Adds `other`'s counts to these and appends the failing and passing names not already
+    /// listed; a test that failed in either is not listed as passing.
     pub fn absorb(&mut self, other: TestCounts) {
         self.add(other.passed, other.failed, other.skipped);
         self.only_failures_listed |= other.only_failures_listed;
         self.failures.extend(other.failures);
         self.failures = unique_in_order(std::mem::take(&mut self.failures));
+        self.passes.extend(other.passes);
+        self.settle_passes();
+    }
+
+    /// The passing names each once, in first-seen order, none of them a failing one (a pytest
+    /// test that passed and then errored in its teardown).
+    fn settle_passes(&mut self) {
+        let failing: HashSet<&String> = self.failures.iter().collect();
+        let passes = std::mem::take(&mut self.passes);
+        self.passes = unique_in_order(passes)
+            .into_iter()
+            .filter(|name| !failing.contains(name))
+            .collect();
     }
 
     /// Adds one item of Jest's and Vitest's summary lines, `N outcome` (`3 passed`, `1 failed`,

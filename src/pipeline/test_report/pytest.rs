@@ -1,6 +1,6 @@
-//! pytest: the closing summary line (`==== 3 passed, 1 failed in 0.12s ====`, or bare with
-//! `-q`) and the failing tests its `short test summary info` section names — of the runs the
-//! command made, never of runs a test made and printed (pytest's own suite does, by `pytester`).
+//! pytest: the summary line (`==== 3 passed, 1 failed in 0.12s ====`), the tests its short summary
+//! names as failing and `-v`/`-rA` as passing, and why each failed — of the command's own runs,
+//! never of runs a test made and printed (pytest's own suite does, by `pytester`).
 
 use std::sync::LazyLock;
 
@@ -37,6 +37,16 @@ static TEST_HEADER: LazyLock<Regex> =
 /// `E       assert 4 == 5`: a line of the error pytest explains a failure with.
 static ERROR_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^E( +)(\S.*)$").expect("valid pytest error line pattern"));
+/// `-v`'s `test_demo.py::test_adds PASSED     [ 18%]` (and `XPASS (reason)`, which counts as
+/// passed).
+static VERBOSE_PASS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\S.*?::.*?) (?:PASSED|XPASS)(?: \(.*\))?\s+\[\s*\d+%\]$")
+        .expect("valid pytest verbose pass pattern")
+});
+/// `-rA`'s `PASSED test_demo.py::test_adds`, `XPASS test_demo.py::test_x - reason`.
+static SHORT_SUMMARY_PASS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:PASSED|XPASS) (\S.*?)(?: - .*)?$").expect("valid pytest pass entry pattern")
+});
 /// `FAILED test_demo.py::test_x[2-3] - assert 5 == 6`, `ERROR test_broken.py`.
 static SHORT_SUMMARY_ENTRY: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:FAILED|ERROR) (\S.*?)(?: - .*)?$").expect("valid pytest entry pattern")
@@ -49,13 +59,16 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
     let mut counts = TestCounts::default();
     let mut saw_summary = false;
     let mut names = Vec::new();
+    let mut passes = Vec::new();
     let mut in_short_summary = false;
     let mut captured = Captured::default();
     for line in text.lines() {
         if captured.swallows(line) {
             continue;
         }
-        if let Some(summary) = summary_counts(line) {
+        if let Some(caps) = VERBOSE_PASS.captures(line) {
+            passes.push(caps[1].to_string());
+        } else if let Some(summary) = summary_counts(line) {
             saw_summary = true;
             in_short_summary = false;
             counts.absorb(summary);
@@ -65,9 +78,12 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
             in_short_summary = false;
         } else if in_short_summary && let Some(caps) = SHORT_SUMMARY_ENTRY.captures(line) {
             names.push(caps[1].to_string());
+        } else if in_short_summary && let Some(caps) = SHORT_SUMMARY_PASS.captures(line) {
+            passes.push(caps[1].to_string());
         }
     }
     counts.failures = unique_in_order(names);
+    counts.passes = passes;
     saw_summary.then_some(counts)
 }
 

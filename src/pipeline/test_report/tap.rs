@@ -52,7 +52,10 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
     let mut names = Vec::new();
     for leaf in leaves(text)? {
         match leaf.outcome {
-            Outcome::Pass => counts.add(1, 0, 0),
+            Outcome::Pass => {
+                counts.add(1, 0, 0);
+                counts.passes.push(leaf.name);
+            }
             Outcome::Skip => counts.add(0, 0, 1),
             Outcome::Fail => {
                 counts.add(0, 1, 0);

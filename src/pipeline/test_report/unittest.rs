@@ -1,5 +1,5 @@
-//! Python `unittest`: the `Ran N tests in 0.001s` line, the `OK`/`FAILED (failures=1, …)` line
-//! that closes the run, and the `FAIL:`/`ERROR:` headers naming each failing test before them.
+//! Python `unittest`: the `Ran N tests in 0.001s` line and the `OK`/`FAILED (…)` line closing the
+//! run, the `FAIL:`/`ERROR:` headers (and why), and `-v`'s `... ok` lines naming passing tests.
 
 use std::sync::LazyLock;
 
@@ -34,6 +34,20 @@ static HEADER: LazyLock<Regex> = LazyLock::new(|| {
 static DASHES: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^-{70}$").expect("valid unittest separator pattern"));
 
+/// `-v`'s `test_add (tests.test_calc.CalcTest.test_add) ... ok` (the description after the
+/// parentheses, or on the next line when the test has a docstring), and its outcomes that count
+/// as passed.
+static VERBOSE_PASS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:(\S+) \(([^()\s]+)\)(?: .*)?|.*) \.\.\. (?:ok|expected failure|unexpected success)$",
+    )
+    .expect("valid unittest verbose pass pattern")
+});
+/// `test_add (tests.test_calc.CalcTest.test_add)` alone on its line: a docstring follows.
+static VERBOSE_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\S+) \(([^()\s]+)\)$").expect("valid unittest verbose name pattern")
+});
+
 /// The class unittest's loader reports a module it could not import as.
 const FAILED_IMPORT: &str = "unittest.loader._FailedTest";
 
@@ -46,10 +60,23 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
     let mut recognised = false;
     let mut names = Vec::new();
     let mut pending_names = Vec::new();
+    let mut passes = Vec::new();
+    let mut pending_passes = Vec::new();
     let mut ran: Option<u64> = None;
     let mut previous = "";
     for line in text.lines() {
-        if let Some(caps) = RAN.captures(line) {
+        if let Some(caps) = VERBOSE_PASS.captures(line) {
+            let named = match (caps.get(1), caps.get(2)) {
+                (Some(method), Some(owner)) => Some((method.as_str(), owner.as_str())),
+                _ => VERBOSE_NAME
+                    .captures(previous)
+                    .and_then(|caps| Some((caps.get(1)?.as_str(), caps.get(2)?.as_str()))),
+            };
+            if let Some((method, owner)) = named {
+                pending_passes.push(failure_name(method, owner, None));
+            }
+            ran = None;
+        } else if let Some(caps) = RAN.captures(line) {
             ran = Some(number(&caps[1]));
         } else if let Some(tests_ran) = ran
             && let Some(closing) = closing_counts(line, tests_ran)
@@ -58,6 +85,7 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
             ran = None;
             counts.absorb(closing);
             names.append(&mut pending_names);
+            passes.append(&mut pending_passes);
         } else if SEPARATOR.is_match(previous)
             && let Some(caps) = HEADER.captures(line)
         {
@@ -68,6 +96,7 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
         previous = line;
     }
     counts.failures = unique_in_order(names);
+    counts.passes = passes;
     recognised.then_some(counts)
 }
 

@@ -1,5 +1,5 @@
-//! Vitest's default reporter (`vitest run`): the closing `Tests` summary line and the `FAIL  file >
-//! suite > test` headers of its `Failed Suites` and `Failed Tests` sections.
+//! Vitest's default reporter (`vitest run`): the `Tests` summary line, the `✓` tests under a file's
+//! line, and the `FAIL  file > suite > test` headers (and why) of its failure sections.
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -24,6 +24,16 @@ static FAILURE_HEADER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^ FAIL  (\S.*?)(?: \[ .+ \])?\s*$").expect("valid vitest failure header pattern")
 });
 
+/// ` ❯ src/math.test.js (6 tests | 2 failed) 14ms`, ` ✓ src/other.test.js (1 test) 3ms`: a file's
+/// line, its tests listed under it when any failed.
+static FILE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^ [❯✓×↓] (\S.*?) \(\d+ tests?[ |)]").expect("valid vitest file line pattern")
+});
+/// `   ✓ add > adds small numbers 1ms`: a passing test under its file's line.
+static PASS_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^   ✓ (\S.*?)(?: \d+ms)?\s*$").expect("valid vitest pass line pattern")
+});
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Section {
     Other,
@@ -43,8 +53,16 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
     let mut section = Section::Other;
     // Vitest prints a suite once per error it had: count it once.
     let mut failed_suites = HashSet::new();
+    let mut passes = Vec::new();
+    let mut file: Option<String> = None;
     for line in text.lines() {
-        if let Some(caps) = SECTION_BANNER.captures(line) {
+        if let Some(caps) = FILE_LINE.captures(line) {
+            file = Some(caps[1].to_string());
+        } else if let Some(caps) = PASS_LINE.captures(line)
+            && let Some(file) = &file
+        {
+            passes.push(format!("{file} > {}", &caps[1]));
+        } else if let Some(caps) = SECTION_BANNER.captures(line) {
             section = match &caps[1] {
                 title if title.starts_with("Failed Suites") => Section::FailedSuites,
                 title if title.starts_with("Failed Tests") => Section::FailedTests,
@@ -70,6 +88,7 @@ pub(super) fn parse(text: &str) -> Option<TestCounts> {
         }
     }
     counts.failures = unique_in_order(names);
+    counts.passes = passes;
     saw_summary.then_some(counts)
 }
 
