@@ -278,3 +278,58 @@ fn a_unittest_test_that_fails_only_on_the_change_makes_the_change_worse_by_name(
     };
     assert!(why.contains("tests.test_calc.CalcTest.test_mul"), "{why}");
 }
+
+// ---- new tests, through the judge ----
+
+fn pytest_run(name: &str) -> CheckRun {
+    let mut report = report(name, 1);
+    report.command = ["python3", "-m", "pytest", "-v"].map(String::from).to_vec();
+    CheckRun::new(report.clone(), Some(report))
+}
+
+const CLAMP_TEST: &str = "tests/test_calc.py::test_clamp_limits_both_ends";
+
+fn about_clamp() -> Relevance {
+    Relevance::new("`clamp` ignores its upper bound", &["calc.py".to_string()])
+}
+
+#[test]
+fn a_pytest_test_the_change_adds_that_fails_is_named_as_new() {
+    let comparison = compare(
+        Some(&pytest_run("pytest_story_base_verbose.txt")),
+        pytest_run("pytest_story_new_failing_verbose.txt"),
+        &about_clamp(),
+    );
+    assert_eq!(
+        comparison.verdict,
+        Verdict::Worse {
+            why: "new tests fail with this change: \
+                  tests/test_calc.py::test_clamp_keeps_the_upper_bound"
+                .to_string()
+        }
+    );
+    assert_eq!(
+        comparison.new_failing_tests,
+        ["tests/test_calc.py::test_clamp_keeps_the_upper_bound"]
+    );
+    assert!(comparison.new_failures.is_empty());
+    assert_eq!(comparison.still_failing, [CLAMP_TEST]);
+}
+
+#[test]
+fn a_pytest_test_the_change_adds_that_passes_is_the_evidence_its_issue_asks_for() {
+    let base = pytest_run("pytest_story_base_verbose.txt");
+    let same = compare(Some(&base), base.clone(), &about_clamp());
+    assert_eq!(same.demanded, [CLAMP_TEST], "nothing new, nothing fixed");
+    let comparison = compare(
+        Some(&base),
+        pytest_run("pytest_story_new_passing_verbose.txt"),
+        &about_clamp(),
+    );
+    assert_eq!(comparison.verdict, Verdict::NoWorse, "{comparison:?}");
+    assert_eq!(
+        comparison.new_tests,
+        ["tests/test_calc.py::test_clamp_keeps_the_lower_bound"]
+    );
+    assert!(comparison.demanded.is_empty());
+}

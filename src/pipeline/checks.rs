@@ -3,9 +3,11 @@
 //!
 //! A change is judged by what it makes worse: a command that already failed on the base may
 //! still fail, as long as its results are read test by test on both trees (never on exit
-//! statuses alone), no test fails that passed before, no test disappears or is skipped, and,
-//! when tests the change may be about (naming an identifier the issue writes as code, or
-//! testing a changed file) already failed, at least one of them now passes.
+//! statuses alone), no test fails that passed before, no new test fails (a test is new when the
+//! base's run named its passing and failing tests and not this one), no test disappears or is
+//! skipped, and, when tests the change may be about (naming an identifier the issue writes as
+//! code, or testing a changed file) already failed, at least one of them now passes or a new
+//! test the change adds passes.
 
 use std::collections::BTreeSet;
 
@@ -63,6 +65,35 @@ impl CheckRun {
     pub fn tests(&self) -> Option<&TestCounts> {
         self.last().tests.as_ref()
     }
+}
+
+/// Every test the run names, passing or failing, in any of its runs; None when it cannot tell
+/// a test that did not run from one it did not name: no run named a passing test, or one's
+/// runner prints only its failures (`go test` without `-v`).
+fn named_tests(run: &CheckRun) -> Option<BTreeSet<String>> {
+    if lists_only_failures(run) {
+        return None;
+    }
+    let mut names = BTreeSet::new();
+    let mut named_passes = false;
+    for report in [Some(&run.first), run.rerun.as_ref()].into_iter().flatten() {
+        let Some(tests) = &report.tests else {
+            continue;
+        };
+        named_passes |= !tests.passes.is_empty();
+        names.extend(tests.passes.iter().cloned());
+        names.extend(tests.failures.iter().cloned());
+    }
+    named_passes.then_some(names)
+}
+
+/// One of the run's runners printed only its failures (`go test` without `-v`).
+fn lists_only_failures(run: &CheckRun) -> bool {
+    [Some(&run.first), run.rerun.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter_map(|report| report.tests.as_ref())
+        .any(|tests| tests.only_failures_listed)
 }
 
 /// A run whose failures are known: it passed, or its runner's failing names were read.
@@ -245,15 +276,24 @@ pub struct Comparison {
     pub change: CheckRun,
     #[serde(flatten)]
     pub verdict: Verdict,
-    /// Failing now, passing (or absent) on the base.
+    /// Failing now, passing on the base (or not named there, when the base's run named no
+    /// passing test: then a new test cannot be told from one that passed).
     pub new_failures: Vec<String>,
+    /// Tests the change's run names (passing or failing) that the base's run did not, though it
+    /// named its passing and its failing tests: tests the change adds. Flaky ones aside.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub new_tests: Vec<String>,
+    /// The new tests that fail: the change must not add a failing test.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub new_failing_tests: Vec<String>,
     /// Failing on the base and on the change.
     pub still_failing: Vec<String>,
     /// Failing on the base, no longer failing.
     pub fixed: Vec<String>,
     /// Failed in one run and passed in the other, on either tree.
     pub flaky: Vec<String>,
-    /// Still failing tests the change may be about, when it fixed none of them: one must pass.
+    /// Still failing tests the change may be about, when it fixed none of them and added no
+    /// passing test: one must pass.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub demanded: Vec<String>,
 }
@@ -282,10 +322,37 @@ pub fn compare(base: Option<&CheckRun>, change: CheckRun, relevance: &Relevance)
         flaky.extend(base.flaky());
     }
     let change_failing = change.failing();
-    let new_failures: Vec<String> = change_failing
+    let failing_only_now: Vec<String> = change_failing
         .difference(&base_failing)
         .filter(|name| !flaky.contains(*name))
         .cloned()
+        .collect();
+    // A test is new only when the base's run named its passing tests and neither run's runner
+    // prints only its failures: a quiet runner never makes a test look new.
+    let known_on_base = base
+        .and_then(named_tests)
+        .filter(|_| !lists_only_failures(&change));
+    let is_new = |name: &String| {
+        known_on_base
+            .as_ref()
+            .is_some_and(|known| !known.contains(name))
+    };
+    let (new_failing_tests, new_failures): (Vec<String>, Vec<String>) =
+        failing_only_now.into_iter().partition(|name| is_new(name));
+    let passing_now: BTreeSet<String> = change
+        .tests()
+        .map(|tests| tests.passes.iter().cloned().collect())
+        .unwrap_or_default();
+    let new_passing_tests: Vec<String> = passing_now
+        .into_iter()
+        .filter(|name| is_new(name) && !flaky.contains(name) && !change_failing.contains(name))
+        .collect();
+    let new_tests: Vec<String> = new_passing_tests
+        .iter()
+        .chain(&new_failing_tests)
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
         .collect();
     let still_failing: Vec<String> = change_failing
         .intersection(&base_failing)
@@ -297,8 +364,8 @@ pub fn compare(base: Option<&CheckRun>, change: CheckRun, relevance: &Relevance)
         .cloned()
         .collect();
     // A reproduction's tests must all pass. Without one, of the tests the change may be about
-    // it must fix at least one; the rest may be other tests of the same file that merely
-    // already failed.
+    // it must fix at least one, or add a test that passes (the evidence a reproduction would
+    // have given); the rest may be other tests of the same file that merely already failed.
     let reproduced = !relevance.reproduction.is_empty();
     let fixed_one_it_is_about = fixed.iter().any(|name| relevance.is_about(name));
     let about_the_issue: Vec<String> = if reproduced {
@@ -307,7 +374,7 @@ pub fn compare(base: Option<&CheckRun>, change: CheckRun, relevance: &Relevance)
             .filter(|name| relevance.reproduction.contains(*name))
             .cloned()
             .collect()
-    } else if fixed_one_it_is_about {
+    } else if fixed_one_it_is_about || !new_passing_tests.is_empty() {
         Vec::new()
     } else {
         still_failing
@@ -316,7 +383,11 @@ pub fn compare(base: Option<&CheckRun>, change: CheckRun, relevance: &Relevance)
             .cloned()
             .collect()
     };
-    let verdict = verdict(base, &change, &new_failures, &about_the_issue, reproduced);
+    let failing = NewlyFailing {
+        passed_on_base: &new_failures,
+        new_tests: &new_failing_tests,
+    };
+    let verdict = verdict(base, &change, &failing, &about_the_issue, reproduced);
     Comparison {
         name: change.first.name.clone(),
         command: change.first.command.clone(),
@@ -324,6 +395,8 @@ pub fn compare(base: Option<&CheckRun>, change: CheckRun, relevance: &Relevance)
         change,
         verdict,
         new_failures,
+        new_tests,
+        new_failing_tests,
         still_failing,
         fixed,
         flaky: flaky.into_iter().collect(),
@@ -331,10 +404,36 @@ pub fn compare(base: Option<&CheckRun>, change: CheckRun, relevance: &Relevance)
     }
 }
 
+/// The tests failing with the change and not on the base: those that passed there, and new ones.
+struct NewlyFailing<'a> {
+    passed_on_base: &'a [String],
+    new_tests: &'a [String],
+}
+
+impl NewlyFailing<'_> {
+    /// Why they make the change worse, or None when there are none.
+    fn why(&self) -> Option<String> {
+        let mut reasons = Vec::new();
+        if !self.passed_on_base.is_empty() {
+            reasons.push(format!(
+                "tests that pass on the base commit fail with this change: {}",
+                self.passed_on_base.join(", ")
+            ));
+        }
+        if !self.new_tests.is_empty() {
+            reasons.push(format!(
+                "new tests fail with this change: {}",
+                self.new_tests.join(", ")
+            ));
+        }
+        (!reasons.is_empty()).then(|| reasons.join("; "))
+    }
+}
+
 fn verdict(
     base: Option<&CheckRun>,
     change: &CheckRun,
-    new_failures: &[String],
+    newly_failing: &NewlyFailing,
     about_the_issue: &[String],
     reproduced: bool,
 ) -> Verdict {
@@ -350,13 +449,17 @@ fn verdict(
         return worse("it timed out, so its result is unknown".into());
     }
     let Some(base) = base.filter(|base| !base.passed()) else {
+        // Only new tests failing, on a base that passed: they are what is wrong.
+        if base.is_some()
+            && newly_failing.passed_on_base.is_empty()
+            && let Some(why) = newly_failing.why()
+        {
+            return worse(why);
+        }
         return worse("it passes on the base commit and fails with this change".into());
     };
-    if !new_failures.is_empty() {
-        return worse(format!(
-            "tests that pass on the base commit fail with this change: {}",
-            new_failures.join(", ")
-        ));
+    if let Some(why) = newly_failing.why() {
+        return worse(why);
     }
     if let Some(why) = shrinkage(Some(base), change) {
         return worse(why);
@@ -470,6 +573,30 @@ mod tests {
 
     fn failing(names: &[&str], passed: u64) -> CommandReport {
         run(false, Some((passed, names.len() as u64, 0, names)))
+    }
+
+    /// A run whose runner names its passing tests too (`pytest -v`, `go test -v`, …).
+    fn naming(failing_names: &[&str], passing: &[&str]) -> CommandReport {
+        let mut report = run(
+            failing_names.is_empty(),
+            Some((
+                passing.len() as u64,
+                failing_names.len() as u64,
+                0,
+                failing_names,
+            )),
+        );
+        if let Some(tests) = report.tests.as_mut() {
+            tests.passes = passing.iter().map(|name| name.to_string()).collect();
+        }
+        report
+    }
+
+    fn why(comparison: &Comparison) -> &str {
+        match &comparison.verdict {
+            Verdict::Worse { why } => why,
+            _ => panic!("accepted: {comparison:?}"),
+        }
     }
 
     /// An issue about something else, a change to `calc.py`.
@@ -725,6 +852,131 @@ mod tests {
         assert_eq!(
             comparison.still_failing,
             vec!["test_textkit.py::test_median"]
+        );
+    }
+
+    #[test]
+    fn a_failing_test_the_base_never_ran_is_reported_as_new_not_as_one_that_passed_there() {
+        let base = consistently(naming(&["test_old"], &["test_a"]));
+        let change = consistently(naming(&["test_old", "test_added"], &["test_a"]));
+        let comparison = compare(Some(&base), change, &unrelated());
+        assert_eq!(
+            why(&comparison),
+            "new tests fail with this change: test_added"
+        );
+        assert_eq!(comparison.new_tests, vec!["test_added"]);
+        assert_eq!(comparison.new_failing_tests, vec!["test_added"]);
+        assert!(comparison.new_failures.is_empty(), "{comparison:?}");
+    }
+
+    #[test]
+    fn a_test_that_passed_on_the_base_and_a_new_one_failing_are_each_named_for_what_they_are() {
+        let base = consistently(naming(&["test_old"], &["test_a"]));
+        let change = consistently(naming(&["test_old", "test_a", "test_added"], &[]));
+        let comparison = compare(Some(&base), change, &unrelated());
+        assert_eq!(
+            why(&comparison),
+            "tests that pass on the base commit fail with this change: test_a; \
+             new tests fail with this change: test_added"
+        );
+        assert_eq!(comparison.new_failures, vec!["test_a"]);
+    }
+
+    #[test]
+    fn a_new_failing_test_on_a_base_that_passed_is_named_as_new() {
+        let base = CheckRun::new(naming(&[], &["test_a", "test_b"]), None);
+        let change = consistently(naming(&["test_added"], &["test_a", "test_b"]));
+        let comparison = compare(Some(&base), change, &unrelated());
+        assert_eq!(
+            why(&comparison),
+            "new tests fail with this change: test_added"
+        );
+    }
+
+    #[test]
+    fn without_passing_names_on_the_base_a_test_failing_only_now_keeps_today_s_wording() {
+        let base = consistently(failing(&["test_old"], 9));
+        let change = consistently(naming(&["test_old", "test_added"], &["test_a"]));
+        let comparison = compare(Some(&base), change, &unrelated());
+        assert_eq!(
+            why(&comparison),
+            "tests that pass on the base commit fail with this change: test_added"
+        );
+        assert!(comparison.new_tests.is_empty() && comparison.new_failing_tests.is_empty());
+        let json = serde_json::to_value(&comparison).expect("json");
+        assert!(json.get("new_tests").is_none(), "{json}");
+    }
+
+    #[test]
+    fn a_new_passing_test_is_the_evidence_a_change_about_still_failing_tests_needs() {
+        let about = "test_calc.py::test_clamp_limits_both_ends";
+        let base = consistently(naming(&[about], &["test_calc.py::test_add"]));
+        let change = consistently(naming(
+            &[about],
+            &[
+                "test_calc.py::test_add",
+                "test_calc.py::test_clamp_keeps_the_upper_bound",
+            ],
+        ));
+        let relevance = Relevance::new("`clamp` ignores its bounds", &["src/calc.py".to_string()]);
+        let comparison = compare(Some(&base), change, &relevance);
+        assert_eq!(comparison.verdict, Verdict::NoWorse, "{comparison:?}");
+        assert!(comparison.demanded.is_empty());
+        assert_eq!(
+            comparison.new_tests,
+            vec!["test_calc.py::test_clamp_keeps_the_upper_bound"]
+        );
+        assert!(comparison.new_failing_tests.is_empty());
+        assert_eq!(comparison.left_alone(), vec![about]);
+    }
+
+    #[test]
+    fn a_new_test_that_flaked_on_the_change_is_no_evidence() {
+        let about = "test_calc.py::test_clamp_limits_both_ends";
+        let base = consistently(naming(&[about], &["test_calc.py::test_add"]));
+        let change = CheckRun::new(
+            naming(
+                &[about, "test_calc.py::test_race"],
+                &["test_calc.py::test_add"],
+            ),
+            Some(naming(
+                &[about],
+                &["test_calc.py::test_add", "test_calc.py::test_race"],
+            )),
+        );
+        let relevance = Relevance::new("`clamp` ignores its bounds", &["src/calc.py".to_string()]);
+        let comparison = compare(Some(&base), change, &relevance);
+        assert_eq!(comparison.flaky, vec!["test_calc.py::test_race"]);
+        assert!(comparison.new_tests.is_empty(), "{comparison:?}");
+        assert_eq!(comparison.demanded, vec![about]);
+    }
+
+    #[test]
+    fn a_runner_that_lists_only_its_failures_never_makes_a_test_look_new() {
+        // `go test ./...` without -v and `pytest -v` in one script: pytest names its passing
+        // tests, go names none, so TestClamp failing now may well have passed on the base.
+        let mut base_report = naming(&["test_x.py::test_old"], &["test_x.py::test_a"]);
+        base_report.tests.as_mut().unwrap().only_failures_listed = true;
+        let mut change_report = naming(
+            &["test_x.py::test_old", "TestClamp"],
+            &["test_x.py::test_a", "test_x.py::test_b"],
+        );
+        change_report.tests.as_mut().unwrap().only_failures_listed = true;
+        let relevance = Relevance::new("x misbehaves", &["x.py".to_string()]);
+        let comparison = compare(
+            Some(&consistently(base_report)),
+            consistently(change_report),
+            &relevance,
+        );
+        assert_eq!(
+            why(&comparison),
+            "tests that pass on the base commit fail with this change: TestClamp"
+        );
+        assert!(comparison.new_tests.is_empty(), "{comparison:?}");
+        assert_eq!(
+            comparison.demanded,
+            vec!["test_x.py::test_old"],
+            "test_b proves nothing"
         );
     }
 }
