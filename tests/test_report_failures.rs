@@ -455,3 +455,35 @@ fn cargo_could_not_compile_a_test_file() {
 fn no_files_no_load_failure() {
     assert_eq!(unloadable("pytest_load_errors.txt", &[]), None);
 }
+
+#[test]
+fn an_output_cut_anywhere_is_read_without_panicking() {
+    // The runner's cap drops the middle of a long output: any line may end anywhere.
+    let mut recordings: Vec<_> = std::fs::read_dir(reports::data_dir())
+        .expect("data dir")
+        .map(|entry| entry.expect("entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "txt"))
+        .collect();
+    recordings.sort();
+    for path in recordings {
+        let output = std::fs::read_to_string(&path).expect("read");
+        let names = parse_output(&output)
+            .map(|(_, counts)| [counts.failures, counts.passes].concat())
+            .unwrap_or_default();
+        let files = files(&["tests/test_x.py", "src/broken.test.js", "calc_test.go"]);
+        let cuts = (0..output.len())
+            .step_by(97)
+            .filter(|cut| output.is_char_boundary(*cut));
+        for cut in cuts {
+            let (head, tail) = output.split_at(cut);
+            let middle = (tail.len() / 2..=tail.len())
+                .find(|at| tail.is_char_boundary(*at))
+                .expect("the end is a boundary");
+            let cut_output = format!("{head}{}", &tail[middle..]);
+            for name in &names {
+                let _ = failure_line(&cut_output, name);
+            }
+            let _ = load_failure(&cut_output, &files);
+        }
+    }
+}
