@@ -225,6 +225,14 @@ pub fn judge(
         }
     }
     if reproduced.is_empty() {
+        let passing = new_passing_tests(pairs, written);
+        if !passing.is_empty() {
+            let verb = if passing.len() == 1 { "passes" } else { "pass" };
+            return Err(NotReproduced::new(format!(
+                "{} {verb} on the base commit, so it does not show the problem",
+                names(passing.iter().collect())
+            )));
+        }
         let files = written
             .files
             .iter()
@@ -247,6 +255,29 @@ pub fn judge(
         return Err(NotReproduced::new(why));
     }
     Ok(reproduced)
+}
+
+/// The tests the answer wrote that the runner names as passing on the base (where it names
+/// passing tests at all).
+fn new_passing_tests(pairs: &[RunPair<'_>], written: &Written<'_>) -> Vec<String> {
+    let mut passing = Vec::new();
+    for pair in pairs {
+        let Some(with) = pair.with_tests.tests() else {
+            continue;
+        };
+        let known: BTreeSet<&String> = pair
+            .base
+            .tests()
+            .map(|base| base.passes.iter().chain(&base.failures).collect())
+            .unwrap_or_default();
+        passing.extend(
+            with.passes
+                .iter()
+                .filter(|name| !known.contains(name) && belongs(name, written))
+                .cloned(),
+        );
+    }
+    passing
 }
 
 /// Most bytes of output quoted back to the model with a refused reproduction.
@@ -421,6 +452,25 @@ FAILED tests/test_clamp.py::test_clamp_upper_bound - assert 5 == 3
             not.why.contains("pass on the base commit") && not.why.contains("tests/test_clamp.py"),
             "{}",
             not.why
+        );
+    }
+
+    #[test]
+    fn a_new_test_the_runner_names_as_passing_is_named_in_the_refusal() {
+        let base = run(true, Some((1, &[])));
+        let mut with_tests = run(true, Some((2, &[])));
+        let names = [
+            "tests/test_calc.py::test_add",
+            "tests/test_clamp.py::test_clamp_upper_bound",
+        ];
+        with_tests.first.tests.as_mut().unwrap().passes = names.map(String::from).to_vec();
+        let mut base = base;
+        base.first.tests.as_mut().unwrap().passes = vec!["tests/test_calc.py::test_add".into()];
+        let not = judged(&base, &with_tests).unwrap_err();
+        assert_eq!(
+            not.why,
+            "`tests/test_clamp.py::test_clamp_upper_bound` passes on the base commit, so it does \
+             not show the problem"
         );
     }
 
