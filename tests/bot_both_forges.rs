@@ -688,3 +688,44 @@ async fn an_unproven_fix_is_a_draft_that_says_so(t: BotTester) {
         "the refused test is not part of the change: {body}"
     );
 }
+
+/// A revision asked of a proven change request runs the reproduction's tests again: they still
+/// pass, and the reply says so in the proof's own words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revision_reports_the_proof_again_on_github() {
+    let t = BotTester::github().await;
+    let remote = t.repo(PROJECT, &unproven_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_fix_after(&t, &[REPRODUCING_TEST]);
+    t.label_issue(PROJECT, 16, "clamp ignores its upper bound", &alice)
+        .await;
+    t.run_until_idle().await;
+    let number = t.change_requests(PROJECT)[0].number;
+    let branch = t.change_requests(PROJECT)[0].head.clone();
+    support::bot::script_revision(&t.llm, FIXED_PY, support::bot::REVISED_PY, None);
+
+    t.line_comment(
+        PROJECT,
+        number,
+        &alice,
+        ("calc.py", 1),
+        "say what clamp does",
+    )
+    .await;
+    t.run_until_idle().await;
+
+    assert_eq!(remote.read(&branch, "calc.py"), support::bot::REVISED_PY);
+    assert!(
+        t.llm.prompts_for("reproduce").len() == 1,
+        "no new reproduction is asked for"
+    );
+    let replies = t.replies_on_change_request(PROJECT, number);
+    assert_eq!(replies.len(), 1, "{replies:#?}");
+    assert!(
+        replies[0].contains("Proof:")
+            && replies[0].contains("tests/test_clamp.py::test_clamp_upper_bound")
+            && replies[0].contains("passes with this change"),
+        "{}",
+        replies[0]
+    );
+}
