@@ -2,6 +2,7 @@
 //! engine every front door shares; `main.rs` and `bin/code-commit.rs` only wire it up.
 
 pub mod anchored;
+pub mod ci_yaml;
 pub mod code_commit;
 pub mod commands;
 pub mod config;

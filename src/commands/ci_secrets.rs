@@ -7,19 +7,15 @@ use std::path::Path;
 
 use regex::Regex;
 use yaml_rust2::Yaml;
-use yaml_rust2::parser::{Event, Parser};
-use yaml_rust2::scanner::TScalarStyle;
 
 use crate::anchored::{Entry, Tree};
+use crate::ci_yaml::load;
 use crate::forge::PushTo;
 
 /// The largest CI file read; a workflow is a few kilobytes.
 const MAX_FILE_BYTES: u64 = 512 * 1024;
 /// The most workflow files looked at.
 const MAX_WORKFLOWS: usize = 200;
-/// The most YAML nodes a file may stand for once its aliases are expanded: anchors and aliases
-/// can make a small file mean billions of nodes.
-const MAX_NODES: usize = 200_000;
 const WORKFLOWS: &str = ".github/workflows";
 const GITLAB_CI: &str = ".gitlab-ci.yml";
 /// Top-level keys of `.gitlab-ci.yml` that are not jobs.
@@ -183,110 +179,6 @@ fn read_yaml(tree: &Tree, relative: &str) -> Result<Option<Yaml>, String> {
     };
     let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned())?;
     load(&text)
-}
-
-/// A collection being read: a sequence's items, or a mapping's pairs and the key waiting for
-/// its value.
-enum Open {
-    Sequence(Vec<Yaml>),
-    Mapping(Vec<(Yaml, Yaml)>, Option<Yaml>),
-}
-
-/// The first document of `text`, read as GitLab and GitHub read CI files: merge keys
-/// (`<<: *defaults`, even given twice) merged in order, a repeated key's last value kept.
-/// Refused once it stands for more than [`MAX_NODES`] nodes: every alias is a copy, and
-/// anchors can make a small file mean billions of them.
-fn load(text: &str) -> Result<Option<Yaml>, String> {
-    let too_big = || format!("its aliases expand to more than {MAX_NODES} YAML nodes");
-    let mut parser = Parser::new_from_str(text);
-    // Each open collection with its anchor and the node count when it began.
-    let mut open: Vec<(Open, usize, usize)> = Vec::new();
-    let mut anchored: BTreeMap<usize, (Yaml, usize)> = BTreeMap::new();
-    let mut nodes: usize = 0;
-    loop {
-        let (event, _) = parser
-            .next_token()
-            .map_err(|err| format!("not YAML: {err}"))?;
-        let (node, anchor, size) = match event {
-            Event::StreamEnd | Event::DocumentEnd => return Ok(None),
-            Event::Scalar(value, style, anchor, _) => {
-                nodes += 1;
-                let node = if style == TScalarStyle::Plain {
-                    Yaml::from_str(&value)
-                } else {
-                    Yaml::String(value)
-                };
-                (node, anchor, 1)
-            }
-            Event::Alias(anchor) => {
-                let (node, size) = anchored.get(&anchor).cloned().unwrap_or((Yaml::Null, 1));
-                nodes = nodes.saturating_add(size);
-                (node, 0, size)
-            }
-            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                nodes += 1;
-                let collection = if matches!(event, Event::SequenceStart(..)) {
-                    Open::Sequence(Vec::new())
-                } else {
-                    Open::Mapping(Vec::new(), None)
-                };
-                open.push((collection, anchor, nodes));
-                if nodes > MAX_NODES {
-                    return Err(too_big());
-                }
-                continue;
-            }
-            Event::SequenceEnd | Event::MappingEnd => {
-                let Some((collection, anchor, began)) = open.pop() else {
-                    return Err("not YAML: a collection ends that never began".into());
-                };
-                let node = match collection {
-                    Open::Sequence(items) => Yaml::Array(items),
-                    Open::Mapping(pairs, _) => Yaml::Hash(merged(pairs)),
-                };
-                (node, anchor, nodes - began + 1)
-            }
-            _ => continue,
-        };
-        if nodes > MAX_NODES {
-            return Err(too_big());
-        }
-        if anchor > 0 {
-            anchored.insert(anchor, (node.clone(), size));
-        }
-        match open.last_mut() {
-            None => return Ok(Some(node)),
-            Some((Open::Sequence(items), _, _)) => items.push(node),
-            Some((Open::Mapping(_, key @ None), _, _)) => *key = Some(node),
-            Some((Open::Mapping(pairs, key), _, _)) => {
-                pairs.push((key.take().expect("a key waits"), node));
-            }
-        }
-    }
-}
-
-/// A mapping's pairs in order, as Ruby's YAML (GitLab's) builds them: a merge key's mapping
-/// (or each of a list of them, the first winning) is merged in where it stands, a repeated key
-/// keeps its last value.
-fn merged(pairs: Vec<(Yaml, Yaml)>) -> yaml_rust2::yaml::Hash {
-    let merge_key = Yaml::String("<<".into());
-    let mut hash = yaml_rust2::yaml::Hash::new();
-    for (key, value) in pairs {
-        match (key == merge_key, value) {
-            (true, Yaml::Hash(merged)) => hash.extend(merged),
-            (true, Yaml::Array(maps)) => {
-                for map in maps.into_iter().rev() {
-                    if let Yaml::Hash(merged) = map {
-                        hash.extend(merged);
-                    }
-                }
-            }
-            (_, value) => {
-                hash.insert(key, value);
-            }
-        }
-    }
-    hash
 }
 
 /// A key of a mapping.
