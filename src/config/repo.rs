@@ -523,6 +523,16 @@ impl RepoConfig {
         )
     }
 
+    /// Every problem [`RepoConfig::parse`] would find in this configuration, were it written
+    /// in a file: one message each, starting with its key (`validate[0].run is refused: …`).
+    pub fn problems(&self) -> Vec<String> {
+        let mut config = self.clone();
+        check::check(&mut config)
+            .iter()
+            .map(check::Found::message)
+            .collect()
+    }
+
     /// Whether validation may run `argv`: not denied (built-in or `[commands] deny`, looking
     /// through wrappers such as `env` and `timeout`) and, when `[commands] allow` lists
     /// anything, allowed there.
