@@ -6,6 +6,7 @@ pub mod ci_yaml;
 pub mod code_commit;
 pub mod commands;
 pub mod config;
+pub mod detect;
 pub mod edits;
 pub mod exec;
 pub mod failure;

@@ -1,0 +1,273 @@
+//! How a repository builds and tests itself, found as a new contributor would find it: its CI
+//! definitions first, then its manifests; every proposal says why, and what was left out says why.
+
+mod ci;
+mod classify;
+mod github;
+mod gitlab;
+mod ini;
+mod manifests;
+mod shell;
+mod tree;
+
+pub use tree::{FileList, FolderTree, MAX_READ_BYTES, RepoTree};
+
+use crate::config::repo::{RepoConfig, SetupStep, ValidateStep};
+
+/// The longest step name `.autofix.toml` accepts.
+const MAX_NAME_CHARS: usize = 64;
+
+/// What detection proposes for a repository: setup (run once, with network), validation
+/// (after every edit, without network), and what it saw but would not run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Detection {
+    pub setup: Vec<Detected>,
+    pub validate: Vec<Detected>,
+    pub left_out: Vec<LeftOut>,
+}
+
+/// One proposed command and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detected {
+    /// Unique within its list, at most 64 characters.
+    pub name: String,
+    /// argv; a line that needs a shell is `["sh", "-c", line]`.
+    pub run: Vec<String>,
+    /// Relative to the repository root, `.` for the root itself.
+    pub cwd: String,
+    /// Where it was found: "`package.json` scripts.test", "`.github/workflows/ci.yml` job `test` step 3".
+    pub why: String,
+}
+
+/// Something that looked like a check or a setup step, and why it is not proposed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOut {
+    pub what: String,
+    pub why: String,
+}
+
+/// Whether a proposal belongs to setup or to validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Setup,
+    Validate,
+}
+
+/// Proposals and exclusions from one source (the CI definitions, or the manifests).
+#[derive(Debug, Default)]
+struct Findings {
+    setup: Vec<Detected>,
+    validate: Vec<Detected>,
+    left_out: Vec<LeftOut>,
+}
+
+impl Findings {
+    fn propose(&mut self, stage: Stage, detected: Detected) {
+        match stage {
+            Stage::Setup => self.setup.push(detected),
+            Stage::Validate => self.validate.push(detected),
+        }
+    }
+
+    fn leave_out(&mut self, what: impl Into<String>, why: impl Into<String>) {
+        self.left_out.push(LeftOut {
+            what: what.into(),
+            why: why.into(),
+        });
+    }
+}
+
+impl Detection {
+    /// Looks at `tree` and proposes its setup and checks. CI definitions win where they give
+    /// something runnable; the manifests fill setup or validation where the CI gives none.
+    pub fn detect(tree: &dyn RepoTree) -> Detection {
+        let mut from_ci = Findings::default();
+        github::read(tree, &mut from_ci);
+        gitlab::read(tree, &mut from_ci);
+        let from_manifests = manifests::read(tree);
+        let mut detection = Detection::default();
+        let mut left_out = from_ci.left_out;
+        let (setup, validate) = (from_ci.setup, from_ci.validate);
+        let setup = if setup.is_empty() {
+            from_manifests.setup
+        } else {
+            setup
+        };
+        let validate = if validate.is_empty() {
+            from_manifests.validate
+        } else {
+            validate
+        };
+        left_out.extend(from_manifests.left_out);
+        detection.left_out = left_out;
+        detection.setup = detection.vetted(Stage::Setup, setup);
+        detection.validate = detection.vetted(Stage::Validate, validate);
+        detection
+    }
+
+    /// The proposals as `.autofix.toml` steps: setup with network, validation without.
+    pub fn to_config(&self) -> (Vec<SetupStep>, Vec<ValidateStep>) {
+        let setup = self
+            .setup
+            .iter()
+            .map(|found| SetupStep {
+                name: found.name.clone(),
+                run: found.run.clone(),
+                timeout_secs: None,
+                cwd: found.cwd.clone(),
+                env: Default::default(),
+            })
+            .collect();
+        let validate = self
+            .validate
+            .iter()
+            .map(|found| ValidateStep {
+                name: found.name.clone(),
+                run: found.run.clone(),
+                timeout_secs: None,
+                fail_on_warnings: false,
+                cwd: found.cwd.clone(),
+                env: Default::default(),
+                network: false,
+            })
+            .collect();
+        (setup, validate)
+    }
+
+    /// The proposals that pass the rules `.autofix.toml` steps pass, each named uniquely; a
+    /// repeated command or a refused one goes to `left_out`.
+    fn vetted(&mut self, stage: Stage, proposals: Vec<Detected>) -> Vec<Detected> {
+        let mut kept: Vec<Detected> = Vec::new();
+        for mut found in proposals {
+            if let Some(first) = kept
+                .iter()
+                .find(|kept| kept.run == found.run && kept.cwd == found.cwd)
+            {
+                self.left_out.push(LeftOut {
+                    what: format!("{}: {}", place(&found.why), shown(&found.run)),
+                    why: format!("repeats {}", place(&first.why)),
+                });
+                continue;
+            }
+            found.name = unique_name(&found.name, &kept);
+            if let Some(problem) = refusal(stage, &found) {
+                self.left_out.push(LeftOut {
+                    what: format!("{}: {}", place(&found.why), shown(&found.run)),
+                    why: problem,
+                });
+                continue;
+            }
+            kept.push(found);
+        }
+        kept
+    }
+}
+
+/// Why the command rules refuse `found` as a step of `stage`, if they do. A shell line is
+/// also checked program by program, since `sh` itself is allowed.
+fn refusal(stage: Stage, found: &Detected) -> Option<String> {
+    let step = ValidateStep {
+        name: found.name.clone(),
+        run: found.run.clone(),
+        timeout_secs: None,
+        fail_on_warnings: false,
+        cwd: found.cwd.clone(),
+        env: Default::default(),
+        network: stage == Stage::Setup,
+    };
+    let config = match stage {
+        Stage::Setup => RepoConfig {
+            setup: vec![SetupStep {
+                name: step.name,
+                run: step.run,
+                timeout_secs: None,
+                cwd: step.cwd,
+                env: Default::default(),
+            }],
+            ..RepoConfig::default()
+        },
+        Stage::Validate => RepoConfig {
+            validate: vec![step],
+            ..RepoConfig::default()
+        },
+    };
+    if let Some(problem) = config.problems().into_iter().next() {
+        return Some(format!("refused by the command rules: {problem}"));
+    }
+    if let [sh, dash_c, line] = found.run.as_slice()
+        && sh == "sh"
+        && dash_c == "-c"
+    {
+        for argv in shell::commands_in(line) {
+            if let Err(refused) = config.check_command(&argv) {
+                return Some(format!("refused by the command rules: {refused}"));
+            }
+        }
+    }
+    None
+}
+
+/// `name`, or `name (2)`, `name (3)`… when a kept step has it already; cut to the length
+/// `.autofix.toml` allows.
+fn unique_name(name: &str, kept: &[Detected]) -> String {
+    let taken = |candidate: &str| kept.iter().any(|kept| kept.name == candidate);
+    let base = shortened(name, MAX_NAME_CHARS - 5);
+    if !taken(&base) {
+        return base;
+    }
+    (2..)
+        .map(|n| format!("{base} ({n})"))
+        .find(|candidate| !taken(candidate))
+        .expect("some number is free")
+}
+
+/// `text` on one line, at most `max` characters (an ellipsis marks a cut).
+fn shortened(text: &str, max: usize) -> String {
+    let one_line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let one_line = one_line.trim();
+    if one_line.chars().count() <= max {
+        return one_line.to_string();
+    }
+    let mut cut: String = one_line.chars().take(max - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// Where a proposal was found: its why without the notes after it.
+fn place(why: &str) -> &str {
+    why.split_once(", ").map_or(why, |(place, _)| place)
+}
+
+/// argv as a reader would type it.
+fn shown(run: &[String]) -> String {
+    match run {
+        [sh, dash_c, line] if sh == "sh" && dash_c == "-c" => line.clone(),
+        _ => run
+            .iter()
+            .map(|word| {
+                let plain = !word.is_empty()
+                    && !word.contains(|c: char| c.is_whitespace() || "'\"\\$`".contains(c));
+                if plain {
+                    word.clone()
+                } else {
+                    format!("'{}'", word.replace('\'', "'\\''"))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// A proposal whose name is the command itself.
+fn proposal(run: &[&str], cwd: &str, why: impl Into<String>) -> Detected {
+    let run: Vec<String> = run.iter().map(|word| word.to_string()).collect();
+    Detected {
+        name: shown(&run),
+        run,
+        cwd: cwd.to_string(),
+        why: why.into(),
+    }
+}
