@@ -822,3 +822,29 @@ fn an_instruction_file_that_is_a_symlink_is_not_read() {
     assert_eq!(instructions.skipped[0].path, "AGENTS.md");
     assert!(instructions.skipped[0].reason.contains("symbolic link"));
 }
+
+#[test]
+fn a_configuration_built_in_code_reports_the_problems_the_same_file_would() {
+    let text =
+        "[[validate]]\nname = \"fetch\"\nrun = [\"curl\", \"-sO\", \"https://example.com\"]\n";
+    let from_file = refusal(text);
+    let built = RepoConfig {
+        validate: vec![ValidateStep {
+            name: "fetch".into(),
+            run: vec!["curl".into(), "-sO".into(), "https://example.com".into()],
+            timeout_secs: None,
+            fail_on_warnings: false,
+            cwd: ".".into(),
+            env: Default::default(),
+            network: false,
+        }],
+        ..RepoConfig::default()
+    };
+    let problems = built.problems();
+    assert_eq!(
+        problems,
+        ["validate[0].run is refused: `curl` is denied by the built-in rule `curl`"]
+    );
+    assert!(from_file.ends_with(&problems[0]), "{from_file}");
+    assert!(RepoConfig::default().problems().is_empty());
+}
