@@ -1,7 +1,14 @@
 //! Talking to the model and keeping to the job's limits: each exchange kept as artifacts, JSON
 //! answers read with one corrective round, the budget and a maintainer's cancel checked.
 
-use super::*;
+use std::time::Duration;
+
+use super::{Failed, Job, io_failure};
+use crate::failure::FailureCode;
+use crate::llm::{LlmRequest, LlmResponse, ResponseSchema};
+use crate::pipeline::StageOutputError;
+use crate::pipeline::json_stage::{Problem, corrective_prompt};
+use crate::telemetry::StageClock;
 
 impl Job<'_> {
     /// One LLM exchange for `stage` (its answer capped at `cap` tokens, in `schema` when

@@ -1,7 +1,14 @@
 //! The repository's own commands run in the job's sandbox: `[[setup]]` once on the base, and
 //! each validation command with its rerun and its report.
 
-use super::*;
+use std::time::SystemTime;
+
+use super::{FEEDBACK_TAIL_BYTES, Failed, Job, io_failure};
+use crate::config::repo::ValidationCommand;
+use crate::exec::{self, Access, ExecError, Jail};
+use crate::failure::FailureCode;
+use crate::pipeline::checks::CheckRun;
+use crate::pipeline::test_report::{self, CommandReport};
 
 impl Job<'_> {
     /// Runs the repository's `[[setup]]` commands once, on the base commit, with network and

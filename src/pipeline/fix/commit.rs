@@ -1,7 +1,15 @@
 //! The feature branch and the one commit on it; on failure, everything put back (or the work
 //! in progress kept when the repository asks for it).
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::{Failed, Job, Ready};
+use crate::failure::FailureCode;
+use crate::git::{
+    BranchName, BranchOutcome, CommitKind, CommitMessage, CommitSha, FileContent, slugify,
+};
+use crate::pipeline::plan::Plan;
+use crate::pipeline::triage::Triage;
 
 impl Job<'_> {
     /// The commit type: what the labels say when one maps, else the triage's call.

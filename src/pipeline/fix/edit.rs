@@ -1,7 +1,19 @@
 //! The edit stage and its loop: the model's edits applied to the planned files, validated and
 //! reviewed, repaired with what failed until accepted or a budget is spent.
 
-use super::*;
+use super::{Failed, Job, finish_stage, io_failure};
+use crate::anchored::{Entry, Tree};
+use crate::edits::apply::{self, ApplyError, ApplyPolicy};
+use crate::edits::paths::{self, ProjectRoot};
+use crate::edits::{Change, EditSet, detect};
+use crate::failure::FailureCode;
+use crate::git::CommitSha;
+use crate::index::Ranking;
+use crate::pipeline::audit::{self, Review};
+use crate::pipeline::checks::{Judgement, Verdict};
+use crate::pipeline::context::{self, Context};
+use crate::pipeline::plan::Plan;
+use crate::pipeline::prompts::{Feedback, edit_prompt};
 
 impl Job<'_> {
     /// Edit, validate and review until the change is accepted or a budget is spent.

@@ -8,42 +8,25 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::StageOutputError;
-use super::audit::{self, Review};
-use super::baseline_cache::{self, BaselineCache};
-use super::checkout::Checkout;
-use super::checks::{self, CheckRun, Comparison, Judgement, Relevance, Verdict};
-use super::context::{self, Context};
+use super::checks::{CheckRun, Comparison, Verdict};
 use super::issue::Issue;
-use super::json_stage::{OutputCaps, Problem, corrective_prompt};
-use super::plan::{self, Plan, PlanAnswer};
-use super::plan_files;
-use super::prompts::{Feedback, ProofShown, edit_prompt};
+use super::json_stage::OutputCaps;
+use super::plan::Plan;
+use super::prompts::ProofShown;
 use super::proof::Reproduction;
-use super::repo_map::{LookedUp, look_up, looked_up_section, repo_map_section};
 use super::run_log::RunLog;
-use super::sanitise;
-use super::test_report::{self, CommandReport, TestReport};
-use super::triage::{self, Triage};
-use crate::anchored::{Entry, Permissions, Tree, TreeError, Way};
-use crate::config::repo::{RepoConfig, ValidationCommand};
-use crate::edits::apply::{self, ApplyError, ApplyPolicy};
-use crate::edits::paths::{self, ProjectRoot, ProtectedPaths};
-use crate::edits::{Change, EditSet, detect};
-use crate::exec::{self, Access, ExecError, Jail, Sandbox};
+use super::test_report::CommandReport;
+use super::triage::Triage;
+use crate::edits::paths;
+use crate::exec::Sandbox;
 use crate::failure::FailureCode;
-use crate::git::{
-    BranchName, BranchOutcome, CommitKind, CommitMessage, CommitSha, FileContent, Identity,
-    Workspace, slugify,
-};
-use crate::index::query::IssueQuery;
-use crate::index::retrieve::{Method, rank};
-use crate::index::{Ranking, RepoIndex};
-use crate::llm::{LlmProvider, LlmRequest, LlmResponse, ResponseSchema};
+use crate::git::{CommitKind, CommitSha, Identity, Workspace};
+use crate::index::Ranking;
+use crate::llm::LlmProvider;
 use crate::redact::Redactor;
 use crate::telemetry::{StageClock, Stages};
 

@@ -1,7 +1,18 @@
 //! Understanding the issue: triage, the repository index ranked for it, and the plan (with
 //! the files the planner asked to see, and a plan naming files that are not there refused).
 
-use super::*;
+use std::time::Instant;
+
+use super::{Failed, Job, LOOKUP_ROUNDS, MAX_MAP_TOKENS, Ready, Revision, io_failure};
+use crate::failure::FailureCode;
+use crate::index::query::IssueQuery;
+use crate::index::retrieve::{Method, rank};
+use crate::index::{Ranking, RepoIndex};
+use crate::pipeline::StageOutputError;
+use crate::pipeline::plan::{self, Plan, PlanAnswer};
+use crate::pipeline::plan_files;
+use crate::pipeline::repo_map::{LookedUp, look_up, looked_up_section, repo_map_section};
+use crate::pipeline::triage::{self, Triage};
 
 impl Job<'_> {
     pub(super) async fn triage(&mut self, repo_files: &[String]) -> Result<Triage, Failed> {

@@ -1,7 +1,17 @@
 //! Preflight: the issue read and cleaned, the checkout and its configuration, the work tree
 //! the job starts from — or one clear reason it cannot start.
 
-use super::*;
+use std::path::PathBuf;
+
+use super::{Failed, FixOptions};
+use crate::config::repo::{RepoConfig, ValidationCommand};
+use crate::edits::paths::{ProjectRoot, ProtectedPaths};
+use crate::failure::FailureCode;
+use crate::git::{BranchName, CommitSha, Workspace};
+use crate::pipeline::checkout::Checkout;
+use crate::pipeline::issue::Issue;
+use crate::pipeline::run_log::RunLog;
+use crate::pipeline::sanitise;
 
 pub fn read_issue_file(path: &std::path::Path) -> Result<Issue, String> {
     let bytes = std::fs::read(path)

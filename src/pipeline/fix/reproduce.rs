@@ -4,12 +4,22 @@
 use super::commands::argv_of;
 use super::edit::{planned_bytes, whole_write_of_a_part};
 use super::validate::listed;
-use super::*;
+use super::{FEEDBACK_TAIL_BYTES, Failed, Job, io_failure};
 use crate::config::repo::ReproduceMode;
+use crate::edits::apply::{self, ApplyPolicy};
+use crate::edits::detect;
+use crate::exec;
+use crate::failure::FailureCode;
+use crate::git::CommitKind;
+use crate::index::Ranking;
 use crate::index::kinds::FileKind;
-use crate::pipeline::plan::{FileChange, Operation};
-use crate::pipeline::proof::{BaseFailure, TestOutcome};
+use crate::pipeline::checks::CheckRun;
+use crate::pipeline::context;
+use crate::pipeline::plan::{FileChange, Operation, Plan};
+use crate::pipeline::prompts::ProofShown;
+use crate::pipeline::proof::{BaseFailure, Reproduction, TestOutcome};
 use crate::pipeline::reproduce::{self as rules, NotReproduced, RunPair, Written};
+use crate::pipeline::triage::Triage;
 
 /// Most existing test files shown to the reproduce stage as examples of the repository's style.
 const MAX_TEST_FILES_SHOWN: usize = 3;

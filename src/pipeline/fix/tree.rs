@@ -1,7 +1,12 @@
 //! The work tree as the job writes it: files written through the anchored tree, and put back to
 //! the model's work after every command.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::{Failed, Job};
+use crate::anchored::{Entry, Permissions, Tree, TreeError, Way};
+use crate::edits::paths;
+use crate::failure::FailureCode;
 
 impl Job<'_> {
     /// Writes `files` into the work tree as the change to validate, never through a link the

@@ -1,7 +1,13 @@
 //! The validate stage: the checks on the base commit (cached) and on the change, compared
 //! command by command, with the artifacts that show them.
 
-use super::*;
+use std::path::PathBuf;
+
+use super::{FEEDBACK_TAIL_BYTES, Failed, Job, io_failure};
+use crate::exec;
+use crate::pipeline::baseline_cache::{self, BaselineCache};
+use crate::pipeline::checks::{self, Judgement, Relevance, Verdict};
+use crate::pipeline::test_report::TestReport;
 
 impl Job<'_> {
     /// Runs the repository's validation commands in order on the change, each compared with
