@@ -7,6 +7,25 @@ use yaml_rust2::Yaml;
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::TScalarStyle;
 
+/// GitLab's pipeline definition, at the repository's root.
+pub const GITLAB_CI: &str = ".gitlab-ci.yml";
+
+/// Top-level keys of `.gitlab-ci.yml` that are not jobs.
+pub const GITLAB_KEYWORDS: [&str; 12] = [
+    "default",
+    "include",
+    "stages",
+    "variables",
+    "workflow",
+    "image",
+    "services",
+    "cache",
+    "before_script",
+    "after_script",
+    "types",
+    "spec",
+];
+
 /// The most YAML nodes a file may stand for once its aliases are expanded: anchors and aliases
 /// can make a small file mean billions of nodes.
 pub const MAX_NODES: usize = 200_000;

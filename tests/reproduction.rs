@@ -15,16 +15,23 @@ const TEST_ADD: &str = "from calc import add\n\n\ndef test_add():\n    assert ad
 
 /// The project: `clamp` ignores its bounds, and no test says so; `add` is tested and right.
 fn project(mode: &str) -> Repo {
+    project_with(mode, &[])
+}
+
+/// [`project`], with `more` files.
+fn project_with(mode: &str, more: &[(&str, &str)]) -> Repo {
     let config = format!(
         "[[validate]]\nname = \"pytest\"\nrun = [\"python3\", \"-m\", \"pytest\", \"-q\", \"-p\", \
          \"no:cacheprovider\"]\ntimeout_secs = 120\n\n[reproduce]\nmode = \"{mode}\"\n"
     );
-    Repo::with(&[
+    let mut files = vec![
         ("calc.py", CALC_PY),
         ("tests/test_calc.py", TEST_ADD),
         (".gitignore", "__pycache__/\n"),
-        (".autofix.toml", &config),
-    ])
+        (".autofix.toml", config.as_str()),
+    ];
+    files.extend_from_slice(more);
+    Repo::with(&files)
 }
 
 fn issue() -> Value {
@@ -381,17 +388,7 @@ fn a_docs_issue_and_a_repository_that_turned_it_off_ask_for_no_reproduction() {
 const UNRELATED_FAILURES: &str = "def test_help_echo_loading_error():\n    assert False, \"the CLI library changed its help output\"\n\n\ndef test_file_error_message():\n    assert False, \"the CLI library changed its messages\"\n";
 
 fn drifted_project(mode: &str) -> Repo {
-    let config = format!(
-        "[[validate]]\nname = \"pytest\"\nrun = [\"python3\", \"-m\", \"pytest\", \"-q\", \"-p\", \
-         \"no:cacheprovider\"]\ntimeout_secs = 120\n\n[reproduce]\nmode = \"{mode}\"\n"
-    );
-    Repo::with(&[
-        ("calc.py", CALC_PY),
-        ("tests/test_calc.py", TEST_ADD),
-        ("tests/test_cli.py", UNRELATED_FAILURES),
-        (".gitignore", "__pycache__/\n"),
-        (".autofix.toml", &config),
-    ])
+    project_with(mode, &[("tests/test_cli.py", UNRELATED_FAILURES)])
 }
 
 fn drift_issue() -> Value {

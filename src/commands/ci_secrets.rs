@@ -9,7 +9,7 @@ use regex::Regex;
 use yaml_rust2::Yaml;
 
 use crate::anchored::{Entry, Tree};
-use crate::ci_yaml::load;
+use crate::ci_yaml::{GITLAB_CI, GITLAB_KEYWORDS, load};
 use crate::forge::PushTo;
 
 /// The largest CI file read; a workflow is a few kilobytes.
@@ -17,22 +17,6 @@ const MAX_FILE_BYTES: u64 = 512 * 1024;
 /// The most workflow files looked at.
 const MAX_WORKFLOWS: usize = 200;
 const WORKFLOWS: &str = ".github/workflows";
-const GITLAB_CI: &str = ".gitlab-ci.yml";
-/// Top-level keys of `.gitlab-ci.yml` that are not jobs.
-const GITLAB_KEYWORDS: [&str; 12] = [
-    "default",
-    "include",
-    "stages",
-    "variables",
-    "workflow",
-    "image",
-    "services",
-    "cache",
-    "before_script",
-    "after_script",
-    "types",
-    "spec",
-];
 /// How many job names one warning lists before it counts the rest.
 const JOBS_NAMED: usize = 8;
 

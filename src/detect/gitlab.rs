@@ -5,24 +5,8 @@ use yaml_rust2::Yaml;
 
 use super::ci::{self, Script};
 use super::{Findings, RepoTree};
-use crate::ci_yaml;
+use crate::ci_yaml::{self, GITLAB_CI, GITLAB_KEYWORDS};
 
-const GITLAB_CI: &str = ".gitlab-ci.yml";
-/// Top-level keys that are not jobs.
-const KEYWORDS: &[&str] = &[
-    "default",
-    "include",
-    "stages",
-    "variables",
-    "workflow",
-    "image",
-    "services",
-    "cache",
-    "before_script",
-    "after_script",
-    "types",
-    "spec",
-];
 /// Stages whose jobs ship rather than check.
 const SHIPPING_STAGES: &[&str] = &["deploy", "release", "publish", "upload"];
 /// How many `extends` levels are followed.
@@ -53,7 +37,7 @@ pub(super) fn read(tree: &dyn RepoTree, findings: &mut Findings) {
     let Some(jobs) = doc.as_hash() else { return };
     for (name, job) in jobs {
         let Some(name) = name.as_str() else { continue };
-        if name.starts_with('.') || KEYWORDS.contains(&name) || job.as_hash().is_none() {
+        if name.starts_with('.') || GITLAB_KEYWORDS.contains(&name) || job.as_hash().is_none() {
             continue;
         }
         pipeline_job(&doc, name, job, findings);
