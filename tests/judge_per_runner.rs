@@ -1,4 +1,5 @@
-//! One story per test runner autofix reads, with the real runner: the repository's suite
+//! One story per test runner autofix reads, with the real runner (Jest and Vitest installed by the
+//! repository's `[[setup]]` from npm): the repository's suite
 //! already fails on the base commit, and a change that breaks a test that passed there is
 //! refused — never waved through because "both runs fail".
 
@@ -13,7 +14,13 @@ use support::scripted_llm::ScriptedLlm;
 /// and the edit that breaks the test that passes on the base.
 struct Runner {
     files: Vec<(&'static str, &'static str)>,
+    /// `[[setup]]` tables, when the runner must be installed first.
+    setup: &'static str,
     run: &'static str,
+    /// More keys of the `[[validate]]` table (`env = {…}`).
+    validate_keys: &'static str,
+    /// The operator's settings for autofix itself (`AUTOFIX__…` variables).
+    service: &'static [(&'static str, &'static str)],
     edited: &'static str,
     search: &'static str,
     replace: &'static str,
@@ -29,8 +36,8 @@ fn search_replace(path: &str, search: &str, replace: &str) -> String {
 /// job `VALIDATION_FAILED`, naming that test, with the repository put back.
 fn a_change_that_breaks_a_passing_test_is_refused(runner: Runner) {
     let config = format!(
-        "[[validate]]\nname = \"tests\"\nrun = {}\ntimeout_secs = 300\n\n[repair]\nmax_attempts = 0\n",
-        runner.run
+        "{}[[validate]]\nname = \"tests\"\nrun = {}\ntimeout_secs = 300\n{}\n[repair]\nmax_attempts = 0\n",
+        runner.setup, runner.run, runner.validate_keys
     );
     let mut files = runner.files.clone();
     files.push((".autofix.toml", &config));
@@ -56,7 +63,9 @@ fn a_change_that_breaks_a_passing_test_is_refused(runner: Runner) {
     );
     let issue = json!({"number": 5, "title": "double is slow", "body": "Make `double` simpler.", "labels": []});
 
-    let fix = Fix::run(repo.path(), &llm, &issue);
+    let fix = Fix::run_with(repo.path(), &llm, &issue, |command| {
+        command.envs(runner.service.iter().copied());
+    });
 
     let result = fix.result();
     assert_eq!(
@@ -94,6 +103,9 @@ fn python_unittest() {
                 "import unittest\n\nfrom calc import double, legacy\n\n\nclass CalcTest(unittest.TestCase):\n    def test_double(self):\n        self.assertEqual(double(2), 4)\n\n    def test_legacy(self):\n        self.assertEqual(legacy(), 'new')\n",
             ),
         ],
+        setup: "",
+        validate_keys: "",
+        service: &[],
         run: r#"["python3", "-m", "unittest", "discover", "-s", "tests", "-t", "."]"#,
         edited: "calc.py",
         search: "    return 2 * x\n",
@@ -115,6 +127,9 @@ fn node_test_with_the_tap_reporter() {
                 "const test = require('node:test');\nconst assert = require('node:assert');\nconst { double, legacy } = require('../calc.js');\n\ntest('double', () => {\n  assert.strictEqual(double(2), 4);\n});\n\ntest('legacy', () => {\n  assert.strictEqual(legacy(), 'new');\n});\n",
             ),
         ],
+        setup: "",
+        validate_keys: "",
+        service: &[],
         run: r#"["node", "--test", "--test-reporter=tap"]"#,
         edited: "calc.js",
         search: "exports.double = (x) => 2 * x;\n",
@@ -136,6 +151,9 @@ fn perl_prove_verbose() {
                 "use strict;\nuse warnings;\nuse lib 'lib';\nuse Test::More tests => 2;\nuse Calc;\n\nis(Calc::double(2), 4, 'double');\nis(Calc::legacy(), 'new', 'legacy');\n",
             ),
         ],
+        setup: "",
+        validate_keys: "",
+        service: &[],
         run: r#"["prove", "-v", "t"]"#,
         edited: "lib/Calc.pm",
         search: "sub double { return 2 * $_[0]; }\n",
@@ -156,6 +174,9 @@ fn cargo_test() {
                 "pub fn double(x: i32) -> i32 {\n    2 * x\n}\n\npub fn legacy() -> &'static str {\n    \"old\"\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn doubles() {\n        assert_eq!(super::double(2), 4);\n    }\n\n    #[test]\n    fn legacy_format() {\n        assert_eq!(super::legacy(), \"new\");\n    }\n}\n",
             ),
         ],
+        setup: "",
+        validate_keys: "",
+        service: &[],
         run: r#"["cargo", "test", "--quiet", "--offline"]"#,
         edited: "src/lib.rs",
         search: "    2 * x\n",
@@ -178,10 +199,106 @@ fn pytest() {
             ),
             (".gitignore", "__pycache__/\n"),
         ],
+        setup: "",
+        validate_keys: "",
+        service: &[],
         run: r#"["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"]"#,
         edited: "calc.py",
         search: "    return 2 * x\n",
         replace: "    return x + 1\n",
         broken: "test_calc.py::test_double",
+    });
+}
+
+#[test]
+fn go_test_verbose() {
+    a_change_that_breaks_a_passing_test_is_refused(Runner {
+        files: vec![
+            ("go.mod", "module example.com/calc\n\ngo 1.19\n"),
+            (
+                "calc.go",
+                "package calc\n\nfunc Double(x int) int {\n\treturn 2 * x\n}\n\nfunc Legacy() string {\n\treturn \"old\"\n}\n",
+            ),
+            (
+                "calc_test.go",
+                "package calc\n\nimport \"testing\"\n\nfunc TestDouble(t *testing.T) {\n\tif Double(2) != 4 {\n\t\tt.Fatalf(\"Double(2) = %d\", Double(2))\n\t}\n}\n\nfunc TestLegacy(t *testing.T) {\n\tif Legacy() != \"new\" {\n\t\tt.Fatalf(\"Legacy() = %q\", Legacy())\n\t}\n}\n",
+            ),
+        ],
+        setup: "",
+        run: r#"["go", "test", "-v", "./..."]"#,
+        validate_keys: GO_ENV,
+        service: &[],
+        edited: "calc.go",
+        search: "\treturn 2 * x\n",
+        replace: "\treturn x + 1\n",
+        broken: "TestDouble",
+    });
+}
+
+/// Go's caches in the sandbox's own `/tmp`, and no toolchain download.
+const GO_ENV: &str = "env = { GOCACHE = \"/tmp/go-cache\", GOPATH = \"/tmp/go\", GOTOOLCHAIN = \"local\", GOFLAGS = \"-mod=mod\" }\n";
+
+/// The runner's own output, without colours; npm's cache in the sandbox's `/tmp` (`[[setup]]`
+/// installs the runner with network, its cache there too).
+const NPM_ENV: &str =
+    "env = { npm_config_cache = \"/tmp/npm-cache\", CI = \"1\", NO_COLOR = \"1\" }\n";
+
+#[test]
+fn jest() {
+    a_change_that_breaks_a_passing_test_is_refused(Runner {
+        files: vec![
+            (
+                "package.json",
+                "{\"name\": \"calc\", \"version\": \"1.0.0\", \"private\": true}\n",
+            ),
+            (".gitignore", "node_modules/\n"),
+            (
+                "calc.js",
+                "exports.double = (x) => 2 * x;\nexports.legacy = () => 'old';\n",
+            ),
+            (
+                "calc.test.js",
+                "const { double, legacy } = require('./calc');\n\ntest('double', () => {\n  expect(double(2)).toBe(4);\n});\n\ntest('legacy', () => {\n  expect(legacy()).toBe('new');\n});\n",
+            ),
+        ],
+        setup: "[[setup]]\nname = \"jest\"\nrun = [\"npm\", \"install\", \"--no-audit\", \"--no-fund\", \"--no-save\", \"jest@29.7.0\"]\ntimeout_secs = 600\nenv = { npm_config_cache = \"/tmp/npm-cache\" }\n\n",
+        run: r#"["node_modules/.bin/jest", "--ci"]"#,
+        validate_keys: NPM_ENV,
+        service: &[],
+        edited: "calc.js",
+        search: "exports.double = (x) => 2 * x;\n",
+        replace: "exports.double = (x) => x + 1;\n",
+        broken: "double",
+    });
+}
+
+#[test]
+fn vitest() {
+    a_change_that_breaks_a_passing_test_is_refused(Runner {
+        files: vec![
+            (
+                "package.json",
+                "{\"name\": \"calc\", \"version\": \"1.0.0\", \"private\": true, \"type\": \"module\"}\n",
+            ),
+            (".gitignore", "node_modules/\n"),
+            (
+                "calc.js",
+                "export const double = (x) => 2 * x;\nexport const legacy = () => 'old';\n",
+            ),
+            (
+                "calc.test.js",
+                "import { expect, test } from 'vitest';\nimport { double, legacy } from './calc.js';\n\ntest('double', () => {\n  expect(double(2)).toBe(4);\n});\n\ntest('legacy', () => {\n  expect(legacy()).toBe('new');\n});\n",
+            ),
+        ],
+        setup: "[[setup]]\nname = \"vitest\"\nrun = [\"npm\", \"install\", \"--no-audit\", \"--no-fund\", \"--no-save\", \"vitest@3\"]\ntimeout_secs = 600\nenv = { npm_config_cache = \"/tmp/npm-cache\" }\n\n",
+        run: r#"["node_modules/.bin/vitest", "run"]"#,
+        validate_keys: NPM_ENV,
+        // Vite's WebAssembly reserves more address space than the default 8 GiB `RLIMIT_AS`
+        // allows ("Cannot allocate Wasm memory"): an operator serving such repositories lifts it.
+        service: &[("AUTOFIX__EXEC__MAX_MEMORY_BYTES", "0")],
+        edited: "calc.js",
+        search: "export const double = (x) => 2 * x;\n",
+        replace: "export const double = (x) => x + 1;\n",
+        broken: "double",
     });
 }
