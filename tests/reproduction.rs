@@ -141,6 +141,11 @@ fn a_test_that_fails_on_the_base_and_a_fix_that_makes_it_pass_are_committed_toge
         edit_prompt.contains("## The tests that reproduce the issue") && edit_prompt.contains(test),
         "the edit sees the reproduction: {edit_prompt}"
     );
+    let audit_prompt = &llm.prompts_for("audit")[0];
+    assert!(
+        audit_prompt.contains("tests/test_clamp.py") && audit_prompt.contains("calc.py"),
+        "the reviewer reads the test with the fix: {audit_prompt}"
+    );
     let stdout = fix.stdout();
     assert!(
         stdout.contains(test),
