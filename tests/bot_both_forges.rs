@@ -719,6 +719,12 @@ async fn a_revision_reports_the_proof_again_on_github() {
         t.llm.prompts_for("reproduce").len() == 1,
         "no new reproduction is asked for"
     );
+    let revision_edit = t.llm.prompts_for("edit").pop().unwrap();
+    assert!(
+        revision_edit.contains("## The tests that prove this change")
+            && revision_edit.contains("tests/test_clamp.py::test_clamp_upper_bound"),
+        "the revision is told the proof must keep passing: {revision_edit}"
+    );
     let replies = t.replies_on_change_request(PROJECT, number);
     assert_eq!(replies.len(), 1, "{replies:#?}");
     assert!(

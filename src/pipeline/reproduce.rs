@@ -70,19 +70,11 @@ pub fn prompt(
 /// the base commit, and that their files may not change.
 pub fn edit_section(reproduction: &Reproduction, output_tail: &str) -> String {
     let mut section = String::from("\n## The tests that reproduce the issue\n");
-    section.push_str(
+    section.push_str(&format!(
         "These tests were written before the fix and fail on the code as it is now. Your change \
-         must make them pass; do not change them or their files (",
-    );
-    section.push_str(
-        &reproduction
-            .files
-            .iter()
-            .map(|path| format!("`{}`", one_line(path)))
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
-    section.push_str(").\n");
+         must make them pass; do not change them or their files ({}).\n",
+        files_named(reproduction)
+    ));
     for failure in &reproduction.failures {
         section.push_str(&format!(
             "- {}: {}\n",
@@ -95,6 +87,30 @@ pub fn edit_section(reproduction: &Reproduction, output_tail: &str) -> String {
         section.push_str(&fenced("", output_tail.trim_end()));
     }
     section
+}
+
+/// The section of a revision's edit prompt: the tests that proved the change request, which
+/// pass now and must go on passing, their files out of reach.
+pub fn kept_section(reproduction: &Reproduction) -> String {
+    let mut section = String::from("\n## The tests that prove this change\n");
+    section.push_str(&format!(
+        "These tests reproduced the issue before the change and pass with it. They must go on \
+         passing; do not change them or their files ({}).\n",
+        files_named(reproduction)
+    ));
+    for test in &reproduction.tests {
+        section.push_str(&format!("- {}\n", one_line(test)));
+    }
+    section
+}
+
+fn files_named(reproduction: &Reproduction) -> String {
+    reproduction
+        .files
+        .iter()
+        .map(|path| format!("`{}`", one_line(path)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Why an answer of the reproduce stage is not a reproduction, and the output that shows it.

@@ -43,7 +43,7 @@ impl Job<'_> {
             kept.change = None;
             if !kept.files.is_empty() {
                 self.proof = Some(ProofShown {
-                    section: rules::edit_section(&kept, ""),
+                    section: rules::kept_section(&kept),
                     files: kept.files.clone(),
                 });
             }
