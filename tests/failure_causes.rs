@@ -304,8 +304,16 @@ fn default_max_attempts() -> u32 {
     ServiceConfig::load(None, vars).unwrap().bot.max_attempts
 }
 
-/// A port of 127.0.0.1 that nothing listens on.
+/// A port of 127.0.0.1 that nothing listens on: port 1, which no test server is ever given
+/// (ephemeral ports start far above it; a port bound and let go could be handed at once to
+/// another story's server running beside this one).
 fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
+    let refused = std::net::TcpStream::connect(("127.0.0.1", 1))
+        .err()
+        .is_some_and(|err| err.kind() == std::io::ErrorKind::ConnectionRefused);
+    assert!(
+        refused,
+        "something listens on 127.0.0.1:1; this story needs it closed"
+    );
+    1
 }
