@@ -64,13 +64,6 @@ impl Reproduction {
         }
     }
 
-    /// Tests failed on the base commit and pass with the change: the issue is shown fixed.
-    pub fn proven(&self) -> bool {
-        !self.tests.is_empty()
-            && self.base == Some(TestOutcome::Failed)
-            && self.change == Some(TestOutcome::Passed)
-    }
-
     /// A reproduction was expected and none was found: the pipeline tried (`attempts > 0`,
     /// mode not `off`) and no test failed on the base commit. Its change request is a draft,
     /// whatever `pull_request.draft` says.
@@ -199,7 +192,6 @@ mod tests {
     #[test]
     fn a_proven_reproduction_names_each_test_its_base_failure_and_the_change() {
         let reproduction = reproduced(Some(TestOutcome::Passed));
-        assert!(reproduction.proven());
         assert_eq!(
             reproduction.lines(),
             [

@@ -8,7 +8,7 @@ use super::context::Context;
 use super::issue::Issue;
 use super::plan::Plan;
 use super::prompts::{context_section, plan_section};
-use super::proof::{BaseFailure, MAX_FAILURE_LINE, Reproduction};
+use super::proof::{self, BaseFailure, Reproduction};
 use super::sections::{instructions_section, issue_section};
 use super::test_report;
 use crate::index::kinds::FileKind;
@@ -232,7 +232,7 @@ pub fn judge(
         }
         for test in ours {
             let line = test_report::failure_line(pair.output, test)
-                .map(|line| cut(&line))
+                .map(|line| proof::failure_line(&line))
                 .unwrap_or_else(|| "fails (the output shows no assertion line)".to_string());
             reproduced.push(BaseFailure {
                 test: test.clone(),
@@ -355,17 +355,6 @@ pub fn added_lines(before: &str, after: &str) -> String {
         }
     }
     added
-}
-
-/// One line of proof, at most [`MAX_FAILURE_LINE`] characters.
-fn cut(line: &str) -> String {
-    let line = one_line(line.trim());
-    if line.chars().count() <= MAX_FAILURE_LINE {
-        return line;
-    }
-    let mut cut: String = line.chars().take(MAX_FAILURE_LINE - 1).collect();
-    cut.push('…');
-    cut
 }
 
 fn names(tests: Vec<&String>) -> String {
