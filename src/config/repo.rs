@@ -251,13 +251,26 @@ pub enum ReproduceMode {
     Off,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CommandsSection {
     /// When not empty, the only programs (or `program args…` prefixes) validation may run.
     pub allow: Vec<String>,
     /// Programs (or `program args…` prefixes) refused on top of [`BUILTIN_DENIED_COMMANDS`].
     pub deny: Vec<String>,
+    /// Whether, without `[[validate]]`, the checks found in the repository (its CI
+    /// definitions and manifests) are used.
+    pub detect: bool,
+}
+
+impl Default for CommandsSection {
+    fn default() -> Self {
+        CommandsSection {
+            allow: Vec::new(),
+            deny: Vec::new(),
+            detect: true,
+        }
+    }
 }
 
 impl Default for RepairSection {

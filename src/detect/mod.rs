@@ -12,7 +12,9 @@ mod tree;
 
 pub use tree::{FileList, FolderTree, MAX_READ_BYTES, RepoTree};
 
-use crate::config::repo::{RepoConfig, SetupStep, ValidateStep};
+use serde::{Deserialize, Serialize};
+
+use crate::config::repo::{CommandsSection, RepoConfig, SetupStep, ValidateStep};
 
 /// The longest step name `.autofix.toml` accepts.
 const MAX_NAME_CHARS: usize = 64;
@@ -40,15 +42,41 @@ pub struct Detected {
 }
 
 /// Something that looked like a check or a setup step, and why it is not proposed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LeftOut {
     pub what: String,
     pub why: String,
 }
 
+/// A proposal as a run records it (`RESULT.json` `detected`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DetectedCommand {
+    pub stage: Stage,
+    pub run: Vec<String>,
+    pub cwd: String,
+    pub why: String,
+}
+
+impl DetectedCommand {
+    /// `setup: python3 -m venv .venv (in docs) — why`: one line of a run log or a terminal.
+    pub fn line(&self) -> String {
+        let place = if self.cwd == "." {
+            String::new()
+        } else {
+            format!(" (in {})", self.cwd)
+        };
+        let shown = match self.run.as_slice() {
+            [sh, dash_c, line] if sh == "sh" && dash_c == "-c" => format!("sh -c {line:?}"),
+            run => shown(run),
+        };
+        format!("{}: {shown}{place} — {}", self.stage.as_str(), self.why)
+    }
+}
+
 /// Whether a proposal belongs to setup or to validation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stage {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
     Setup,
     Validate,
 }
@@ -59,6 +87,15 @@ struct Findings {
     setup: Vec<Detected>,
     validate: Vec<Detected>,
     left_out: Vec<LeftOut>,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Setup => "setup",
+            Stage::Validate => "validate",
+        }
+    }
 }
 
 impl Findings {
@@ -81,6 +118,12 @@ impl Detection {
     /// Looks at `tree` and proposes its setup and checks. CI definitions win where they give
     /// something runnable; the manifests fill setup or validation where the CI gives none.
     pub fn detect(tree: &dyn RepoTree) -> Detection {
+        Detection::detect_under(tree, &CommandsSection::default())
+    }
+
+    /// [`Detection::detect`] under a repository's own command rules (`[commands] allow` and
+    /// `deny`): what they refuse is left out with the rule that refuses it.
+    pub fn detect_under(tree: &dyn RepoTree, rules: &CommandsSection) -> Detection {
         let mut from_ci = Findings::default();
         github::read(tree, &mut from_ci);
         gitlab::read(tree, &mut from_ci);
@@ -100,9 +143,56 @@ impl Detection {
         };
         left_out.extend(from_manifests.left_out);
         detection.left_out = left_out;
-        detection.setup = detection.vetted(Stage::Setup, setup);
-        detection.validate = detection.vetted(Stage::Validate, validate);
+        detection.setup = detection.vetted(Stage::Setup, setup, rules);
+        detection.validate = detection.vetted(Stage::Validate, validate, rules);
         detection
+    }
+
+    /// Whether anything would be checked: a proposal with setup alone checks nothing.
+    pub fn found_checks(&self) -> bool {
+        !self.validate.is_empty()
+    }
+
+    /// Every proposal in the order it runs, setup first.
+    pub fn commands(&self) -> Vec<DetectedCommand> {
+        let stage = |stage: Stage| {
+            move |found: &Detected| DetectedCommand {
+                stage,
+                run: found.run.clone(),
+                cwd: found.cwd.clone(),
+                why: found.why.clone(),
+            }
+        };
+        self.setup
+            .iter()
+            .map(stage(Stage::Setup))
+            .chain(self.validate.iter().map(stage(Stage::Validate)))
+            .collect()
+    }
+
+    /// What the proposed commands make in the work tree and insist on keeping there (a
+    /// virtual environment, `node_modules`, cargo's `target`), as ignore patterns: never part
+    /// of a commit, never what makes the tree dirty.
+    pub fn creates(&self) -> Vec<&'static str> {
+        let words: Vec<&str> = self
+            .setup
+            .iter()
+            .chain(&self.validate)
+            .flat_map(|found| found.run.iter())
+            .flat_map(|word| word.split(|c: char| c.is_whitespace() || c == '/'))
+            .collect();
+        let mentions = |names: &[&str]| words.iter().any(|word| names.contains(word));
+        let mut creates = Vec::new();
+        if mentions(&[".venv"]) {
+            creates.push("/.venv/");
+        }
+        if mentions(&["npm", "yarn", "pnpm", "npx"]) {
+            creates.push("node_modules/");
+        }
+        if mentions(&["cargo"]) {
+            creates.push("/target/");
+        }
+        creates
     }
 
     /// The proposals as `.autofix.toml` steps: setup with network, validation without.
@@ -136,7 +226,12 @@ impl Detection {
 
     /// The proposals that pass the rules `.autofix.toml` steps pass, each named uniquely; a
     /// repeated command or a refused one goes to `left_out`.
-    fn vetted(&mut self, stage: Stage, proposals: Vec<Detected>) -> Vec<Detected> {
+    fn vetted(
+        &mut self,
+        stage: Stage,
+        proposals: Vec<Detected>,
+        rules: &CommandsSection,
+    ) -> Vec<Detected> {
         let mut kept: Vec<Detected> = Vec::new();
         for mut found in proposals {
             if let Some(first) = kept
@@ -150,7 +245,7 @@ impl Detection {
                 continue;
             }
             found.name = unique_name(&found.name, &kept);
-            if let Some(problem) = refusal(stage, &found) {
+            if let Some(problem) = refusal(stage, &found, rules) {
                 self.left_out.push(LeftOut {
                     what: format!("{}: {}", place(&found.why), shown(&found.run)),
                     why: problem,
@@ -165,7 +260,7 @@ impl Detection {
 
 /// Why the command rules refuse `found` as a step of `stage`, if they do. A shell line is
 /// also checked program by program, since `sh` itself is allowed.
-fn refusal(stage: Stage, found: &Detected) -> Option<String> {
+fn refusal(stage: Stage, found: &Detected, rules: &CommandsSection) -> Option<String> {
     let step = ValidateStep {
         name: found.name.clone(),
         run: found.run.clone(),
@@ -184,10 +279,12 @@ fn refusal(stage: Stage, found: &Detected) -> Option<String> {
                 cwd: step.cwd,
                 env: Default::default(),
             }],
+            commands: rules.clone(),
             ..RepoConfig::default()
         },
         Stage::Validate => RepoConfig {
             validate: vec![step],
+            commands: rules.clone(),
             ..RepoConfig::default()
         },
     };

@@ -7,6 +7,7 @@ mod commit;
 mod contents;
 mod diff;
 mod error;
+mod exclude;
 mod ids;
 mod isolation;
 mod message;

@@ -1,10 +1,12 @@
 //! The repository a job starts from, checked the same way by every front door: a clean git
-//! work tree at its root with a commit, and its `.autofix.toml` turned into rules and commands.
+//! work tree at its root with a commit, and its `.autofix.toml` — or, without `[[validate]]`,
+//! the checks found in it — turned into rules and commands.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::config::repo::{LoadedRepoConfig, RepoConfig, ValidationCommand};
+use crate::detect::{Detection, FolderTree};
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
 use crate::failure::FailureCode;
 use crate::git::{CommitSha, Workspace};
@@ -23,6 +25,9 @@ pub struct Checkout {
     pub setup: Vec<ValidationCommand>,
     /// The repository's `[[validate]]` steps, ready to run.
     pub validation: Vec<ValidationCommand>,
+    /// The checks found in the repository, when it configures none and some were found:
+    /// `setup` and `validation` are theirs (a configured `[[setup]]` is kept).
+    pub detection: Option<Detection>,
 }
 
 impl Checkout {
@@ -39,6 +44,21 @@ impl Checkout {
         let baseline = workspace.head_commit().map_err(git)?;
         let LoadedRepoConfig { config, source } = RepoConfig::load(workspace.root())
             .map_err(|err| (err.failure_code(), err.to_string()))?;
+        let detection = detected_checks(&config, &workspace).map_err(|err| {
+            (
+                FailureCode::Preflight,
+                format!("cannot look for the repository's checks: {err}"),
+            )
+        })?;
+        let config = match &detection {
+            Some(detection) => with_detected(config, detection),
+            None => config,
+        };
+        if let Some(detection) = &detection {
+            workspace
+                .exclude_locally(&detection.creates())
+                .map_err(git)?;
+        }
         let root = ProjectRoot::new(workspace.root()).map_err(|err| invalid(err.to_string()))?;
         let protected = config
             .protected_paths(&root)
@@ -71,6 +91,32 @@ impl Checkout {
             protected,
             setup,
             validation,
+            detection,
         })
     }
+}
+
+/// What detection finds in the work tree, when the configuration has no `[[validate]]`, lets
+/// detection run (`[commands] detect`), and something to check was found.
+fn detected_checks(
+    config: &RepoConfig,
+    workspace: &Workspace,
+) -> std::io::Result<Option<Detection>> {
+    if !config.validate.is_empty() || !config.commands.detect {
+        return Ok(None);
+    }
+    let tree = FolderTree::open(workspace.root())?;
+    let detection = Detection::detect_under(&tree, &config.commands);
+    Ok(detection.found_checks().then_some(detection))
+}
+
+/// `config` with the detected checks as its `[[validate]]`, and the detected setup as its
+/// `[[setup]]` unless it configures its own.
+fn with_detected(mut config: RepoConfig, detection: &Detection) -> RepoConfig {
+    let (setup, validate) = detection.to_config();
+    if config.setup.is_empty() {
+        config.setup = setup;
+    }
+    config.validate = validate;
+    config
 }

@@ -83,8 +83,27 @@ impl RunLog {
     pub fn write_command_log(&self, name: &str, output: &str) -> Result<(), String> {
         let mut count = self.commands.lock().unwrap_or_else(|p| p.into_inner());
         *count += 1;
-        self.write_text(&format!("logs/{:02}-{name}.log", *count), output)
+        self.write_text(
+            &format!("logs/{:02}-{}.log", *count, file_stem(name)),
+            output,
+        )
     }
+}
+
+/// A command's name as part of a file name: letters, digits, spaces, `.`, `-` and `_` kept,
+/// anything else (a `/` of `go test ./...`, a control character) written as `_`, at most 80
+/// characters. Names come from the repository (its configuration, its CI definitions).
+fn file_stem(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || " .-_".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(80)
+        .collect()
 }
 
 /// The first of `wanted`, `wanted-2`, `wanted-3`, … that this run could make its own. A folder
@@ -166,6 +185,21 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    #[test]
+    fn a_command_named_like_a_path_writes_its_log_inside_the_logs_folder() {
+        let runs = tempfile::tempdir().unwrap();
+        let log = RunLog::create(&runs.path().join("run"), Redactor::new()).unwrap();
+
+        log.write_command_log("base-go test ./...", "ok").unwrap();
+        log.write_command_log("../../escape\nline", "no").unwrap();
+
+        assert_eq!(
+            folder_names(&log.dir().join("logs")),
+            ["01-base-go test ._....log", "02-.._.._escape_line.log"]
+        );
+        assert_eq!(folder_names(runs.path()), ["run"]);
     }
 
     #[test]

@@ -11,6 +11,8 @@ pub trait StageObserver: Send + Sync {
     fn started(&self, stage: &str);
     /// `detail` is empty for a stage that did its work, and one line of why for one that failed.
     fn ended(&self, stage: &str, ok: bool, elapsed: Duration, detail: &str);
+    /// One line worth showing while `stage` runs (what was found, what will run).
+    fn noted(&self, _stage: &str, _line: &str) {}
 }
 
 /// The observers of one run; none by default.
@@ -35,6 +37,13 @@ impl Stages {
     pub fn with(mut self, observer: Arc<dyn StageObserver>) -> Stages {
         self.observers.push(observer);
         self
+    }
+
+    /// Tells every observer a line worth showing while `stage` runs.
+    pub fn note(&self, stage: &str, line: &str) {
+        for observer in &self.observers {
+            observer.noted(stage, line);
+        }
     }
 
     /// Tells every observer that `stage` starts, and times it until the clock is stopped.
@@ -114,6 +123,11 @@ impl StderrStages {
         format!("{}: {stage} …", self.prefix)
     }
 
+    /// The line for something noted while a stage runs.
+    pub fn note_line(&self, line: &str) -> String {
+        format!("{}:   {line}", self.prefix)
+    }
+
     /// The line for a stage that ended.
     pub fn end_line(&self, stage: &str, ok: bool, elapsed: Duration, detail: &str) -> String {
         let seconds = elapsed.as_secs_f64();
@@ -135,6 +149,10 @@ impl StageObserver for StderrStages {
 
     fn ended(&self, stage: &str, ok: bool, elapsed: Duration, detail: &str) {
         eprintln!("{}", self.end_line(stage, ok, elapsed, detail));
+    }
+
+    fn noted(&self, _stage: &str, line: &str) {
+        eprintln!("{}", self.note_line(line));
     }
 }
 

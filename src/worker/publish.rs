@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use crate::detect::{DetectedCommand, Stage as DetectStage};
 use crate::failure::FailureCode;
 use crate::pipeline::checks::{CheckRun, Comparison, Verdict};
 use crate::pipeline::proof::{ProofLine, Reproduction};
@@ -69,6 +70,9 @@ pub struct StatusView {
     /// Whether a test reproduced the issue on the base commit, once the run says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reproduction: Option<ReproductionStatus>,
+    /// The checks found in the repository, when it configures none: listed with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub detected: Vec<DetectedCommand>,
 }
 
 /// The "Reproduced on the base commit" line of the checklist.
@@ -125,6 +129,44 @@ impl ReproductionStatus {
             _ => None,
         }
     }
+}
+
+/// Said under the checklist when the checks were found rather than configured.
+const PIN_NOTE: &str = "The repository has no `[[validate]]` in `.autofix.toml`, so autofix ran \
+the checks it found in the repository, listed above with where each was found. To pin or \
+change them, run `autofix config init --repo .` in a checkout and commit the `.autofix.toml` \
+it writes.";
+
+/// The checklist's "Checks found in the repository" line and one item per command.
+fn found_checks_lines(detected: &[DetectedCommand]) -> String {
+    let mut text = String::from("- [x] Checks found in the repository:\n");
+    for command in detected {
+        let _ = writeln!(text, "  {}", found_check_item(command));
+    }
+    text
+}
+
+/// `- setup: `npm ci` in `web` — `package-lock.json``: one found command, its stage, folder
+/// and why, safe to show (the why quotes the repository's own files).
+fn found_check_item(command: &DetectedCommand) -> String {
+    let stage = match command.stage {
+        DetectStage::Setup => "setup",
+        DetectStage::Validate => "check",
+    };
+    let run = match command.run.as_slice() {
+        [sh, dash_c, line] if sh == "sh" && dash_c == "-c" => format!("sh -c {line:?}"),
+        run => run.join(" "),
+    };
+    let place = if command.cwd == "." {
+        String::new()
+    } else {
+        format!(" in {}", code_span(&command.cwd))
+    };
+    format!(
+        "- {stage}: {}{place} — {}",
+        code_span(&run),
+        inert(&command.why)
+    )
 }
 
 /// How the job ended, as the status comment reports it.
@@ -208,6 +250,9 @@ pub fn status_comment(view: &StatusView) -> String {
                 let _ = writeln!(text, "- [ ] {label}");
             }
         }
+        if step == Step::Fetched && !view.detected.is_empty() {
+            text.push_str(&found_checks_lines(&view.detected));
+        }
         if step == Step::Fetched
             && let Some(line) = view
                 .reproduction
@@ -221,7 +266,8 @@ pub fn status_comment(view: &StatusView) -> String {
         .reproduction
         .as_ref()
         .and_then(ReproductionStatus::note);
-    for note in view.notes.iter().chain(&reproduction_note) {
+    let pin_note = (!view.detected.is_empty()).then(|| PIN_NOTE.to_string());
+    for note in view.notes.iter().chain(&pin_note).chain(&reproduction_note) {
         let _ = writeln!(text, "\n> {note}");
     }
     match &view.outcome {
@@ -413,6 +459,8 @@ pub struct ChangeRequestFacts<'a> {
     /// The tests that reproduce the issue, or why there are none; `None` (a change made before
     /// reproductions existed) shows no proof section.
     pub reproduction: Option<&'a Reproduction>,
+    /// The checks found in the repository and run because it configures none.
+    pub detected: &'a [DetectedCommand],
 }
 
 /// The pull/merge request body: summary, `Fixes #N`, files, validation table, repairs, tokens.
@@ -435,6 +483,17 @@ pub fn change_request_body(facts: &ChangeRequestFacts<'_>) -> String {
         let _ = writeln!(text, "- {}", code_span(file));
     }
     let _ = writeln!(text, "\n## Validation\n");
+    if !facts.detected.is_empty() {
+        let _ = writeln!(
+            text,
+            "The repository configures no `[[validate]]`, so these checks were **detected** in \
+             it and run (`autofix config init` writes them to `.autofix.toml` to pin them):\n"
+        );
+        for command in facts.detected {
+            let _ = writeln!(text, "{}", found_check_item(command));
+        }
+        text.push('\n');
+    }
     if facts.validation.is_empty() && facts.checks.is_empty() {
         let _ = writeln!(
             text,
@@ -629,6 +688,7 @@ mod tests {
             notes: vec![],
             outcome: None,
             reproduction: None,
+            detected: vec![],
         };
         insta::assert_snapshot!(status_comment(&view));
     }
@@ -653,6 +713,7 @@ mod tests {
                 branch_kept: None,
             })),
             reproduction: None,
+            detected: vec![],
         };
         let text = status_comment(&view);
         assert!(
@@ -677,6 +738,7 @@ mod tests {
             output_tokens: 300,
             notes: &[],
             reproduction: None,
+            detected: &[],
         };
         let body = change_request_body(&facts);
         assert!(body.contains("Fixes #7"));
@@ -721,6 +783,7 @@ mod tests {
             output_tokens: 300,
             notes: &[],
             reproduction: None,
+            detected: &[],
         };
         let body = change_request_body(&facts);
         assert!(
@@ -778,6 +841,7 @@ mod tests {
             output_tokens: 1,
             notes: &[],
             reproduction,
+            detected: &[],
         }
     }
 
@@ -862,6 +926,7 @@ mod tests {
             notes: vec![],
             outcome: None,
             reproduction,
+            detected: vec![],
         }
     }
 

@@ -198,6 +198,7 @@ mod tests {
         CommandsSection {
             allow: allow.iter().map(|s| s.to_string()).collect(),
             deny: deny.iter().map(|s| s.to_string()).collect(),
+            ..CommandsSection::default()
         }
     }
 

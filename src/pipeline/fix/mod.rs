@@ -21,6 +21,7 @@ use super::proof::Reproduction;
 use super::run_log::RunLog;
 use super::test_report::CommandReport;
 use super::triage::Triage;
+use crate::detect::{DetectedCommand, LeftOut};
 use crate::edits::paths;
 use crate::exec::Sandbox;
 use crate::failure::FailureCode;
@@ -173,6 +174,11 @@ pub struct FixSummary {
     pub failure_output_tail: Option<String>,
     /// Commands that ran with network: every `[[setup]]` step and `network = true` validation.
     pub networked_commands: Vec<String>,
+    /// The checks found in the repository and used because it configures no `[[validate]]`,
+    /// each with why; empty when the configuration's own checks ran.
+    pub detected: Vec<DetectedCommand>,
+    /// What detection saw but did not use, and why.
+    pub detected_left_out: Vec<LeftOut>,
     pub artifacts: PathBuf,
     /// The triage and plan that wait for a maintainer's approval; nothing was edited.
     pub proposed: Option<ProposedPlan>,
@@ -305,6 +311,8 @@ impl FixSummary {
             flaky: Vec::new(),
             failure_output_tail: None,
             networked_commands: Vec::new(),
+            detected: Vec::new(),
+            detected_left_out: Vec::new(),
             artifacts,
             proposed: None,
             reproduction: None,
@@ -351,6 +359,10 @@ impl<'a> Job<'a> {
         log: &'a RunLog,
         summary: &'a mut FixSummary,
     ) -> Job<'a> {
+        if let Some(detection) = &ready.detection {
+            summary.detected = detection.commands();
+            summary.detected_left_out = detection.left_out.clone();
+        }
         Job {
             options,
             llm,

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use super::{Failed, FixOptions};
-use crate::config::repo::{RepoConfig, ValidationCommand};
+use crate::config::repo::{RepoConfig, ReproduceMode, ValidationCommand};
+use crate::detect::Detection;
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
 use crate::failure::FailureCode;
 use crate::git::{BranchName, CommitSha, Workspace};
@@ -47,6 +48,8 @@ pub(super) struct Ready {
     pub(super) protected: ProtectedPaths,
     pub(super) setup: Vec<ValidationCommand>,
     pub(super) validation: Vec<ValidationCommand>,
+    /// The checks found in the repository, when it configures none.
+    pub(super) detection: Option<Detection>,
     pub(super) cache_dir: PathBuf,
     pub(super) instructions: String,
     pub(super) original_branch: BranchName,
@@ -77,6 +80,7 @@ pub(super) fn preflight(
         protected,
         setup,
         validation,
+        detection,
     } = Checkout::prepare(
         workspace.map_err(git)?,
         options.default_validate_timeout,
@@ -88,8 +92,21 @@ pub(super) fn preflight(
         Some(path) => log.line(&format!("configuration: {}", path.display())),
         None => log.line("configuration: none found, defaults apply"),
     }
+    if let Some(detection) = &detection {
+        say_what_was_found(detection, options, log);
+    }
     if validation.is_empty() {
-        log.line("validation: the repository configures no [[validate]] commands; the change is unvalidated");
+        log.line("validation: the repository configures no [[validate]] commands and none were found in it; the change is unvalidated");
+        if config.reproduce.mode == ReproduceMode::Required
+            && options.earlier_reproduction.is_none()
+        {
+            return Err(Failed::new(
+                FailureCode::ReproductionFailed,
+                "preflight",
+                "[reproduce] mode = \"required\" needs tests to run, but the repository \
+                 configures no [[validate]] commands and none were found in it",
+            ));
+        }
     }
     let instructions = config
         .read_instructions(&root)
@@ -122,9 +139,26 @@ pub(super) fn preflight(
         protected,
         setup,
         validation,
+        detection,
         cache_dir,
         instructions,
         original_branch,
         baseline,
     })
+}
+
+/// The checks found in the repository, a line each in the run log and before the setup stage
+/// on the terminal, and what was seen but left out.
+fn say_what_was_found(detection: &Detection, options: &FixOptions, log: &RunLog) {
+    let heading = "checks: the repository configures no [[validate]]; using the checks found in it";
+    log.line(heading);
+    options.stages.note("preflight", heading);
+    for command in detection.commands() {
+        let line = format!("detected {}", command.line());
+        log.line(&line);
+        options.stages.note("preflight", &line);
+    }
+    for left_out in &detection.left_out {
+        log.line(&format!("left out: {} — {}", left_out.what, left_out.why));
+    }
 }

@@ -75,7 +75,10 @@ impl Job<'_> {
         let mut previous: Option<NotReproduced> = None;
         let mut attempts = 0;
         if self.ready.validation.is_empty() {
-            refusals.push("the repository configures no validation commands to run a test".into());
+            refusals.push(
+                "the repository configures no validation commands and none were found in it to run a test"
+                    .into(),
+            );
         }
         while refusals.len() == attempts as usize && attempts < rules::MAX_ANSWERS {
             attempts += 1;

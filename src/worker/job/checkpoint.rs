@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::repo::PullRequestSection;
+use crate::detect::DetectedCommand;
 use crate::forge::BranchHome;
 use crate::pipeline::checks::Comparison;
 use crate::pipeline::fix::{FixSummary, ProposedPlan};
@@ -93,6 +94,9 @@ pub(super) struct FixedChange {
     /// before reproductions existed, and for runs that ended before the reproduce stage).
     #[serde(default)]
     pub(super) reproduction: Option<Reproduction>,
+    /// The checks found in the repository and run because it configures none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) detected: Vec<DetectedCommand>,
 }
 
 impl FixedChange {
@@ -123,6 +127,7 @@ impl FixedChange {
             pull_request,
             keep_on_failure,
             reproduction: summary.reproduction.clone(),
+            detected: summary.detected.clone(),
         })
     }
 
@@ -195,6 +200,7 @@ mod tests {
             },
             keep_on_failure: false,
             reproduction,
+            detected: Vec::new(),
         }
     }
 

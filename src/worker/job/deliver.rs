@@ -122,6 +122,7 @@ impl JobRun {
             output_tokens: fixed.output_tokens,
             notes: &self.checkpoint.status.notes,
             reproduction: fixed.reproduction.as_ref(),
+            detected: &fixed.detected,
         });
         let home = self.decided_home();
         let new = NewChangeRequest {

@@ -73,6 +73,7 @@ impl JobRun {
             notes: Vec::new(),
             outcome: None,
             reproduction: None,
+            detected: Vec::new(),
         };
         if !self.ctx.settings.sandbox.is_confined() {
             self.checkpoint
@@ -205,14 +206,20 @@ impl JobRun {
         // Shown whether the run goes on or fails (`REPRODUCTION_FAILED` says why in the list).
         self.checkpoint.status.reproduction =
             summary.reproduction.as_ref().map(ReproductionStatus::of);
+        self.checkpoint.status.detected = summary.detected.clone();
         let Some(branch) = summary.branch.clone().filter(|_| summary.committed) else {
             return Err(Stop::Failed(Failed::of_summary(&summary, "fix")));
         };
         let config = RepoConfig::load(workspace.root())
             .map(|loaded| loaded.config)
             .unwrap_or_default();
+        let asked_by = if summary.detected.is_empty() {
+            "as `.autofix.toml` asks"
+        } else {
+            "to install what the repository declares"
+        };
         for command in &summary.networked_commands {
-            let note = format!("`{command}` ran with network access, as `.autofix.toml` asks.");
+            let note = format!("`{command}` ran with network access, {asked_by}.");
             if !self.checkpoint.status.notes.contains(&note) {
                 self.checkpoint.status.notes.push(note);
             }
