@@ -9,7 +9,6 @@ use std::time::Duration;
 use autofix::commands::apply::{self, ApplyCommandError, ApplyRequest};
 use autofix::commands::{jobs, replay};
 use autofix::config::ServiceConfig;
-use autofix::config::repo::RepoConfig;
 use autofix::edits::EditFormat;
 use autofix::failure::FailureCode;
 use autofix::git::Identity;
@@ -201,10 +200,19 @@ enum ConfigAction {
         /// A TOML file laid over the defaults.
         #[arg(long)]
         config: Option<PathBuf>,
-        /// Also check this repository's `.autofix.toml`, and warn about the CI jobs that its
-        /// branches run with secrets (GitHub workflows, `.gitlab-ci.yml`).
+        /// Also check this repository's `.autofix.toml` (or, without [[validate]] steps, show
+        /// the checks autofix proposes), list the toolchains the sandbox shows and warn about
+        /// missing programs and the CI jobs its branches run with secrets.
         #[arg(long)]
         repo: Option<PathBuf>,
+    },
+    /// Write the setup and checks autofix proposes for a repository without configuration as a
+    /// commented `.autofix.toml` to adjust and commit (never over an existing one; commits
+    /// nothing).
+    Init {
+        /// The repository (the root of a git work tree).
+        #[arg(long)]
+        repo: PathBuf,
     },
 }
 
@@ -232,6 +240,9 @@ fn main() -> ExitCode {
                     online,
                 },
         } => config_check(config, repo, online),
+        Command::Config {
+            action: ConfigAction::Init { repo },
+        } => config_init(&repo),
         Command::Serve { config } => serve_command(config),
         Command::Jobs { action } => jobs_command(action),
         Command::Replay {
@@ -658,7 +669,7 @@ fn config_check(file: Option<PathBuf>, repo: Option<PathBuf>, online: bool) -> E
     }
     let repo_checked = match repo {
         None => ExitCode::SUCCESS,
-        Some(repo) => repo_check(&repo, config.forge.push_to),
+        Some(repo) => repo_check(&repo, config.forge.push_to, &config.sandbox()),
     };
     if !broken.is_empty() {
         return failed(
@@ -669,27 +680,44 @@ fn config_check(file: Option<PathBuf>, repo: Option<PathBuf>, online: bool) -> E
     repo_checked
 }
 
-/// What the repository's CI runs with its secrets on a branch the bot pushes, and whether its
-/// `.autofix.toml` is valid.
-fn repo_check(repo: &std::path::Path, push_to: autofix::forge::PushTo) -> ExitCode {
-    match autofix::commands::ci_secrets::scan(repo) {
-        Ok(scan) => {
-            for line in autofix::commands::ci_secrets::warnings(&scan, push_to) {
-                say!("{line}");
-            }
-        }
-        Err(err) => say!("note: the CI definitions were not read: {err}"),
+/// What `config check --repo` says about the checkout; exits as invalid input when its
+/// configuration cannot be used.
+fn repo_check(
+    repo: &std::path::Path,
+    push_to: autofix::forge::PushTo,
+    sandbox: &autofix::exec::Sandbox,
+) -> ExitCode {
+    let report = autofix::commands::repo_check::report(repo, push_to, sandbox);
+    for line in &report.lines {
+        say!("{line}");
     }
-    match RepoConfig::load(repo) {
-        Ok(loaded) => {
-            match (&loaded.source, loaded.defaults_note()) {
-                (Some(source), _) => say!("{}: valid", source.display()),
-                (None, note) => say!("{}", note.unwrap_or_default()),
-            }
+    match report.invalid {
+        None => ExitCode::SUCCESS,
+        Some(err) => {
+            eprintln!("autofix config check: {err}");
+            ExitCode::from(FailureCode::InvalidInput.exit_status())
+        }
+    }
+}
+
+fn config_init(repo: &std::path::Path) -> ExitCode {
+    match autofix::commands::config_init::init(repo) {
+        Ok(written) => {
+            say!(
+                "wrote {}: {} setup step(s), {} check(s), {} left out (as comments)",
+                written.path.display(),
+                written.setup,
+                written.validate,
+                written.left_out
+            );
+            say!(
+                "next: adjust it, check it with `autofix config check --repo {}`, and commit it",
+                repo.display()
+            );
             ExitCode::SUCCESS
         }
-        Err(err) => {
-            eprintln!("autofix config check: {err}");
+        Err(message) => {
+            eprintln!("autofix config init: {message}");
             ExitCode::from(FailureCode::InvalidInput.exit_status())
         }
     }

@@ -603,11 +603,16 @@ fn config_check_names_the_workflows_that_give_secrets_to_the_bots_branches() {
     );
 
     assert_eq!(checked.code, Some(0), "{}", checked.stderr);
-    let warnings: Vec<&str> = checked
-        .stdout
-        .lines()
-        .filter(|line| line.starts_with("warning: "))
-        .collect();
+    // The warnings about secrets; those about programs the proposed checks need (`yarn` may
+    // be missing on this machine) are another story's.
+    let secret_warnings = |stdout: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .filter(|line| line.starts_with("warning: ") && !line.contains(" would fail: "))
+            .map(String::from)
+            .collect()
+    };
+    let warnings = secret_warnings(&checked.stdout);
     assert_eq!(
         warnings[0],
         "warning: .github/workflows/test-coverage.yml: job `upload-coverage` runs on \
@@ -628,7 +633,7 @@ fn config_check_names_the_workflows_that_give_secrets_to_the_bots_branches() {
     );
     assert_eq!(checked.code, Some(0), "{}", checked.stderr);
     assert!(
-        !checked.stdout.contains("warning: "),
+        secret_warnings(&checked.stdout).is_empty(),
         "a fork's pull request gets no secret: {}",
         checked.stdout
     );

@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod ci_secrets;
+pub mod config_init;
 pub mod context;
 pub mod harden;
 pub mod jobs;
@@ -10,5 +11,7 @@ pub mod logging;
 pub mod output;
 pub mod preflight;
 pub mod replay;
+pub mod repo_check;
 pub mod serve;
+pub mod toolchains;
 pub mod verify;

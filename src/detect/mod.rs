@@ -41,6 +41,23 @@ pub struct Detected {
     pub why: String,
 }
 
+impl Detected {
+    /// The command as a reader would type it (a shell line as the line itself).
+    pub fn shown(&self) -> String {
+        shown(&self.run)
+    }
+
+    /// The programs the command runs: argv[0], or, for `sh -c line`, the program of each
+    /// command the line chains (shell keywords, builtins and expansions left out).
+    pub fn programs(&self) -> Vec<String> {
+        match self.run.as_slice() {
+            [sh, dash_c, line] if sh == "sh" && dash_c == "-c" => shell::programs_in(line),
+            [program, ..] => vec![program.clone()],
+            [] => Vec::new(),
+        }
+    }
+}
+
 /// Something that looked like a check or a setup step, and why it is not proposed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LeftOut {

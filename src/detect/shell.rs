@@ -66,6 +66,33 @@ pub(super) fn commands_in(line: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Words that start or end a shell construct rather than name a program.
+const SHELL_KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "while", "until", "for", "do", "done", "case", "esac", "!",
+    "{", "}", "time",
+];
+
+/// Commands the shell runs itself, with nothing to find on PATH.
+const SHELL_BUILTINS: &[&str] = &[
+    "cd", "export", "set", "unset", "exit", "return", "source", ".", ":", "eval", "exec", "shift",
+    "trap", "umask", "ulimit", "wait", "read", "alias", "type", "command", "hash", "local",
+];
+
+/// The programs a shell line runs: the first word of each command it chains, past shell
+/// keywords; builtins and words the shell would expand (`$VAR`, `$(…)`) are not programs.
+pub(super) fn programs_in(line: &str) -> Vec<String> {
+    commands_in(line)
+        .into_iter()
+        .filter_map(|words| {
+            words
+                .into_iter()
+                .find(|word| !SHELL_KEYWORDS.contains(&word.as_str()))
+        })
+        .filter(|word| !SHELL_BUILTINS.contains(&word.as_str()))
+        .filter(|word| !word.contains(['$', '`', '(', ')', '*', '?', '[', '{', '~']))
+        .collect()
+}
+
 fn pieces(line: &str) -> Vec<String> {
     let mut pieces = vec![String::new()];
     let mut quote: Option<char> = None;
@@ -147,6 +174,16 @@ mod tests {
                 vec!["sh".into()],
                 vec!["echo".into(), "a;b".into()],
             ]
+        );
+    }
+
+    #[test]
+    fn the_programs_of_a_shell_line_skip_keywords_builtins_and_expansions() {
+        assert_eq!(
+            programs_in(
+                "cd web && if [ -f x ]; then make test; fi; $(go env GOPATH)/bin/lint | tee log"
+            ),
+            vec!["make".to_string(), "tee".into()]
         );
     }
 

@@ -193,6 +193,28 @@ impl ExecError {
     }
 }
 
+/// The PATH a command gets when it sets none of its own: this process's, passed through (or
+/// the runner's fallback when it has none).
+pub fn command_path() -> OsString {
+    let allow: Vec<String> = DEFAULT_ENV_ALLOW
+        .iter()
+        .map(|name| name.to_string())
+        .collect();
+    ChildEnvironment::build(&allow, &[])
+        .ok()
+        .and_then(|environment| environment.path().map(OsString::from))
+        .unwrap_or_else(|| OsString::from(program::FALLBACK_PATH))
+}
+
+/// Where a command would find `program` (a name without a slash) on [`command_path`], as the
+/// runner looks it up before it starts the command; `None` when it is not there.
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    if program.is_empty() || program.contains('/') {
+        return None;
+    }
+    program::look_up_on_path(program, &command_path()).ok()
+}
+
 /// The end of a command's output, where errors usually are: at most `limit` bytes, starting
 /// on a whole line, after a marker saying how much came before (the full output is in a log).
 pub fn output_tail(text: &str, limit: usize) -> String {

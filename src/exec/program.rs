@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// Where a command without a PATH of its own looks for programs, as `execvp` would.
-const FALLBACK_PATH: &str = "/usr/bin:/bin";
+pub(super) const FALLBACK_PATH: &str = "/usr/bin:/bin";
 
 /// The working directory made absolute, once it is known to exist.
 pub(super) fn working_directory(cwd: &Path) -> io::Result<PathBuf> {
@@ -53,7 +53,7 @@ pub(super) fn resolve(program: &str, cwd: &Path, path_var: Option<&OsStr>) -> io
 
 /// Like `execvp`, skips entries that hold a same-named file we may not execute. Empty and
 /// relative entries are ignored: they would make the lookup depend on the checkout.
-fn look_up_on_path(program: &str, path_var: &OsStr) -> io::Result<PathBuf> {
+pub(super) fn look_up_on_path(program: &str, path_var: &OsStr) -> io::Result<PathBuf> {
     std::env::split_paths(path_var)
         .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(program))

@@ -163,6 +163,27 @@ impl Sandbox {
         &self.inner.read_only
     }
 
+    /// Whether a sandboxed command can see `path` (outside its work tree): always when
+    /// unconfined; else when a system directory or a toolchain folder holds it, and what it
+    /// links to, and it is not hidden.
+    pub fn shows(&self, path: &Path) -> bool {
+        if !self.is_confined() {
+            return true;
+        }
+        let mounted = |path: &Path| {
+            let shown = SYSTEM_DIRS.iter().any(|dir| path.starts_with(dir))
+                || self.inner.read_only.iter().any(|dir| path.starts_with(dir));
+            shown
+                && !self
+                    .inner
+                    .hidden
+                    .iter()
+                    .any(|hidden| path.starts_with(hidden))
+        };
+        let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        mounted(path) && mounted(&target)
+    }
+
     /// A command confined to `work_tree`: writable, with its `.git` read-only, no network.
     pub fn jail(&self, work_tree: impl Into<PathBuf>) -> Jail {
         let work_tree = work_tree.into();
@@ -332,6 +353,25 @@ mod tests {
             .map(|arg| arg.to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join(" ")
+    }
+
+    #[test]
+    fn a_confined_command_sees_system_and_toolchain_folders_but_not_hidden_or_other_ones() {
+        let elsewhere = tempfile::tempdir().unwrap();
+        let toolchain = elsewhere.path().join("jdk/bin/java");
+        let secret = elsewhere.path().join("jdk/keys");
+        let sandbox = Sandbox::new(
+            SandboxMode::Bwrap,
+            "bwrap",
+            &[elsewhere.path().join("jdk")],
+            std::slice::from_ref(&secret),
+            Limits::default(),
+        );
+        assert!(sandbox.shows(Path::new("/usr/bin/env")));
+        assert!(sandbox.shows(&toolchain));
+        assert!(!sandbox.shows(&secret.join("key.pem")));
+        assert!(!sandbox.shows(&elsewhere.path().join("other/bin/tool")));
+        assert!(Sandbox::unconfined().shows(&elsewhere.path().join("other/bin/tool")));
     }
 
     #[test]
