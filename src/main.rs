@@ -159,7 +159,8 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
-    /// Check the service configuration as `serve` would, and print what is in effect.
+    /// Check the service configuration as `serve` would and print what is in effect (`check`),
+    /// or write a repository's first `.autofix.toml` from what autofix finds in it (`init`).
     Config {
         #[command(subcommand)]
         action: ConfigAction,

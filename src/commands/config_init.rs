@@ -43,13 +43,18 @@ pub fn init(repo: &Path) -> Result<Written, String> {
         FolderTree::open(root).map_err(|err| format!("cannot read {}: {err}", repo.display()))?;
     let detection = Detection::detect(&tree);
     if detection.validate.is_empty() {
+        let seen = if detection.setup.is_empty() && detection.left_out.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (`autofix config check --repo {}` lists what was seen)",
+                repo.display()
+            )
+        };
         return Err(format!(
-            "nothing to write: no checks found in the CI definitions or manifests of {} \
-             ({} setup step(s) found, {} thing(s) left out; `autofix config check --repo` lists \
-             them); write [[validate]] steps by hand (every key: examples/autofix.toml)",
+            "nothing to write: no checks found in the CI definitions or manifests of {}{seen}; \
+             write [[validate]] steps by hand (every key: examples/autofix.toml)",
             repo.display(),
-            detection.setup.len(),
-            detection.left_out.len()
         ));
     }
     let text = render(&detection);
