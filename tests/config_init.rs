@@ -18,10 +18,14 @@ struct Run {
 
 /// `autofix ARGS` with only `PATH`, `HOME` and a data directory in `home`, and a local model.
 fn autofix(home: &Path, args: &[&str]) -> Run {
+    autofix_with_path(home, args, &std::env::var("PATH").unwrap_or_default())
+}
+
+fn autofix_with_path(home: &Path, args: &[&str], path: &str) -> Run {
     let output = Command::new(env!("CARGO_BIN_EXE_autofix"))
         .args(args)
         .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("PATH", path)
         .env("HOME", home)
         .env("AUTOFIX__WORKDIR", home.join("data"))
         .env("AUTOFIX__LLM__BASE_URL", "http://127.0.0.1:9/v1")
@@ -469,6 +473,50 @@ fn a_configured_step_whose_program_is_nowhere_is_warned_about_too() {
              `autofix-no-such-program` is not on the sandbox's PATH; add it to the image or \
              host (see \"Adding toolchains\")",
         ],
+        "{}",
+        checked.stdout
+    );
+}
+
+#[test]
+fn a_program_on_path_in_a_folder_the_sandbox_does_not_show_is_named_with_where_it_is() {
+    // The operator's own HOME is on PATH; commands get an empty private HOME instead.
+    let checkout = Checkout::of(Some("anyhow"));
+    let home = checkout.home();
+    let tool = home.join("autofix-home-tool");
+    std::fs::write(&tool, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(
+        checkout.config_file(),
+        "[[validate]]\nname = \"tool\"\nrun = [\"autofix-home-tool\"]\n",
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        std::env::var("PATH").unwrap_or_default(),
+        home.display()
+    );
+
+    let checked = autofix_with_path(
+        &home,
+        &[
+            "config",
+            "check",
+            "--repo",
+            checkout.repo().to_str().unwrap(),
+        ],
+        &path,
+    );
+
+    assert_eq!(checked.code, Some(0), "{}", checked.stderr);
+    assert!(
+        checked.stdout.lines().any(|line| line
+            == format!(
+                "warning: validate `autofix-home-tool` would fail: `autofix-home-tool` is on \
+                 PATH at {}, in a folder the sandbox does not show; install it elsewhere or list \
+                 its folder in exec.toolchain_paths",
+                tool.display()
+            )),
         "{}",
         checked.stdout
     );

@@ -157,8 +157,7 @@ pub fn lines(toolchains: &[Toolchain]) -> Vec<String> {
                 path.display()
             )),
             Found::Hidden { path } => lines.push(format!(
-                "  {}: {} is on PATH but not visible in the sandbox (add its folder to \
-                 exec.toolchain_paths)",
+                "  {}: on PATH at {}, in a folder the sandbox does not show",
                 toolchain.name,
                 path.display()
             )),
@@ -257,8 +256,8 @@ fn problem(
     match locate(program, sandbox) {
         Found::Shown { .. } => None,
         Found::Hidden { path } => Some(format!(
-            "`{program}` ({}) is not visible in the sandbox; add its folder to \
-             exec.toolchain_paths",
+            "`{program}` is on PATH at {}, in a folder the sandbox does not show; install it \
+             elsewhere or list its folder in exec.toolchain_paths",
             path.display()
         )),
         Found::Missing => Some(format!(
