@@ -144,7 +144,12 @@ impl Job<'_> {
             spec = spec.with_env("CACHE_DIR", ready.cache_dir.display().to_string());
         }
         if command.network {
-            let line = format!("{} (`{}`)", command.name, argv_of(command).join(" "));
+            let shown = argv_of(command).join(" ");
+            let line = if command.name == shown {
+                format!("`{shown}`")
+            } else {
+                format!("{} (`{shown}`)", command.name)
+            };
             if !self.summary.networked_commands.contains(&line) {
                 self.summary.networked_commands.push(line);
             }

@@ -172,7 +172,8 @@ pub struct FixSummary {
     pub flaky: Vec<String>,
     /// The end of the output of the command that failed last (secrets redacted).
     pub failure_output_tail: Option<String>,
-    /// Commands that ran with network: every `[[setup]]` step and `network = true` validation.
+    /// Commands that ran with network: every `[[setup]]` step and `network = true` validation,
+    /// each as "name (`argv`)", or "`argv`" when its name is the command itself.
     pub networked_commands: Vec<String>,
     /// The checks found in the repository and used because it configures no `[[validate]]`,
     /// each with why; empty when the configuration's own checks ran.

@@ -219,7 +219,7 @@ impl JobRun {
             "to install what the repository declares"
         };
         for command in &summary.networked_commands {
-            let note = format!("`{command}` ran with network access, {asked_by}.");
+            let note = format!("{command} ran with network access, {asked_by}.");
             if !self.checkpoint.status.notes.contains(&note) {
                 self.checkpoint.status.notes.push(note);
             }
