@@ -510,15 +510,24 @@ impl RepoConfig {
     /// The instruction files that exist in `root`, in the configured order, within
     /// `instructions.max_bytes` together; denied paths are never read.
     pub fn read_instructions(&self, root: &ProjectRoot) -> Instructions {
+        self.read_instruction_files(root, &self.instructions.files)
+    }
+
+    /// [`read_instructions`](Self::read_instructions), then the same files nearest each of
+    /// `planned` (`web/AGENTS.md` for `web/src/app.ts`), root to leaf, within the same cap.
+    pub fn read_instructions_near(&self, root: &ProjectRoot, planned: &[String]) -> Instructions {
+        let files = instructions::nearest(&self.instructions.files, planned);
+        self.read_instruction_files(root, &files)
+    }
+
+    fn read_instruction_files(&self, root: &ProjectRoot, files: &[String]) -> Instructions {
         let protected = match self.protected_paths(root) {
             Ok(protected) => protected,
             // Only a pattern changed after loading can fail here; then nothing is read.
             Err(error) => {
                 return Instructions {
                     files: Vec::new(),
-                    skipped: self
-                        .instructions
-                        .files
+                    skipped: files
                         .iter()
                         .map(|path| SkippedInstruction {
                             path: path.clone(),
@@ -528,12 +537,7 @@ impl RepoConfig {
                 };
             }
         };
-        instructions::read(
-            root,
-            &protected,
-            &self.instructions.files,
-            self.instructions.max_bytes,
-        )
+        instructions::read(root, &protected, files, self.instructions.max_bytes)
     }
 
     /// Every problem [`RepoConfig::parse`] would find in this configuration, were it written

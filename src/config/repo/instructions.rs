@@ -1,5 +1,6 @@
-//! Reading the instruction files a repository gives the model (AGENTS.md and the like):
-//! confined to the checkout, never a denied path, and cut to one shared size cap.
+//! Reading the instruction files a repository gives the model (AGENTS.md and the like), at
+//! its root and nearest the files a plan changes: confined to the checkout, never a denied
+//! path, and cut to one shared size cap.
 
 use std::io::Read;
 
@@ -27,6 +28,31 @@ pub struct InstructionFile {
 pub struct SkippedInstruction {
     pub path: String,
     pub reason: String,
+}
+
+/// The configured files, then each one named without a folder (`AGENTS.md`) in every folder
+/// between the root and a file of `planned`: root to leaf, so the nearest comes last.
+pub(super) fn nearest(files: &[String], planned: &[String]) -> Vec<String> {
+    let mut folders: Vec<&str> = planned
+        .iter()
+        .flat_map(|path| {
+            path.match_indices('/')
+                .map(move |(slash, _)| &path[..slash])
+        })
+        .filter(|folder| !folder.is_empty())
+        .collect();
+    folders.sort_by_key(|folder| (folder.matches('/').count(), *folder));
+    folders.dedup();
+    let mut chosen: Vec<String> = files.to_vec();
+    for folder in folders {
+        for name in files.iter().filter(|name| !name.contains('/')) {
+            let nested = format!("{folder}/{name}");
+            if !chosen.contains(&nested) {
+                chosen.push(nested);
+            }
+        }
+    }
+    chosen
 }
 
 /// Reads `files` in order, giving each what is left of `max_bytes`. Missing files are simply
@@ -114,4 +140,39 @@ fn whole_lines(mut text: String) -> String {
     let end = text.rfind('\n').map_or(0, |newline| newline + 1);
     text.truncate(end);
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nearest;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|item| item.to_string()).collect()
+    }
+
+    #[test]
+    fn the_files_nearest_each_planned_file_follow_the_root_ones_root_to_leaf() {
+        let files = strings(&["AGENTS.md", ".github/copilot-instructions.md"]);
+        let planned = strings(&["web/src/app.ts", "README.md", "web/api/routes.ts"]);
+
+        assert_eq!(
+            nearest(&files, &planned),
+            [
+                "AGENTS.md",
+                ".github/copilot-instructions.md",
+                "web/AGENTS.md",
+                "web/api/AGENTS.md",
+                "web/src/AGENTS.md",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_plan_at_the_root_reads_only_the_configured_files() {
+        let files = strings(&["AGENTS.md", "CLAUDE.md"]);
+        assert_eq!(
+            nearest(&files, &strings(&["main.rs"])),
+            ["AGENTS.md", "CLAUDE.md"]
+        );
+    }
 }

@@ -155,7 +155,7 @@ impl Job<'_> {
             &ready.issue,
             plan,
             &context,
-            &ready.instructions,
+            &self.instructions,
             self.proof.as_ref(),
             feedback,
         );

@@ -350,6 +350,9 @@ struct Job<'a> {
     base_runs: Vec<CheckRun>,
     /// The reproduction the edit must make pass, as the edit prompt shows it.
     proof: Option<ProofShown>,
+    /// The instruction files the reproduce, edit and repair prompts show: the root's, then
+    /// those nearest the planned files once there is a plan.
+    instructions: String,
 }
 
 impl<'a> Job<'a> {
@@ -376,6 +379,7 @@ impl<'a> Job<'a> {
             setup_outputs: Vec::new(),
             base_runs: Vec::new(),
             proof: None,
+            instructions: ready.instructions.clone(),
         }
     }
 }
@@ -481,6 +485,7 @@ impl Job<'_> {
         repo_files: &[String],
         work_base: &CommitSha,
     ) -> Result<(), Failed> {
+        self.instructions = self.instructions_near(plan);
         finish_stage(self.start("setup"), self.setup())?;
         finish_stage(self.start("base"), self.check_base())?;
         if !self.reproduction_settled(Some(triage)) {
@@ -492,6 +497,29 @@ impl Job<'_> {
         let fixed = self.edit_until_accepted(plan, ranking, work_base).await;
         self.record_proof_outcome();
         fixed
+    }
+}
+
+impl Job<'_> {
+    /// The root's instruction files and those nearest each file `plan` changes (root to leaf,
+    /// the nearest last), each nested one read named in the run log.
+    fn instructions_near(&self, plan: &Plan) -> String {
+        let planned: Vec<String> = plan
+            .file_changes
+            .iter()
+            .map(|change| change.path.clone())
+            .collect();
+        let ready = self.ready;
+        let found = ready.config.read_instructions_near(&ready.root, &planned);
+        for file in &found.files {
+            if file.path.contains('/') && !ready.config.instructions.files.contains(&file.path) {
+                self.log.line(&format!(
+                    "instructions: {} (nearest to the planned files)",
+                    file.path
+                ));
+            }
+        }
+        preflight::instruction_text(&found)
     }
 }
 

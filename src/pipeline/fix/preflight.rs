@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::{Failed, FixOptions};
-use crate::config::repo::{RepoConfig, ReproduceMode, ValidationCommand};
+use crate::config::repo::{Instructions, RepoConfig, ReproduceMode, ValidationCommand};
 use crate::detect::Detection;
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
 use crate::failure::FailureCode;
@@ -108,13 +108,7 @@ pub(super) fn preflight(
             ));
         }
     }
-    let instructions = config
-        .read_instructions(&root)
-        .files
-        .iter()
-        .map(|file| format!("## {}\n{}", file.path, file.text))
-        .collect::<Vec<_>>()
-        .join("\n\n");
+    let instructions = instruction_text(&config.read_instructions(&root));
     log.line(&format!("baseline: {baseline} on {original_branch}"));
     let sandbox = &options.sandbox;
     log.line(&format!(
@@ -145,6 +139,16 @@ pub(super) fn preflight(
         original_branch,
         baseline,
     })
+}
+
+/// The instruction files as the prompts show them: each under its path.
+pub(super) fn instruction_text(instructions: &Instructions) -> String {
+    instructions
+        .files
+        .iter()
+        .map(|file| format!("## {}\n{}", file.path, file.text))
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 /// The checks found in the repository, a line each in the run log and before the setup stage

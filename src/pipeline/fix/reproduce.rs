@@ -174,7 +174,7 @@ impl Job<'_> {
             &ready.issue,
             plan,
             &context,
-            &ready.instructions,
+            &self.instructions,
             &layout,
             previous,
         );
