@@ -1146,3 +1146,100 @@ fn a_folder_tree_reads_nothing_through_a_symbolic_link() {
         ["go build ./...", "go vet ./...", "go test ./..."]
     );
 }
+
+const PYTHON_PROJECT: &str = "[project]\nname = \"widgets\"\nrequires-python = \">=3.9\"\n\n[project.optional-dependencies]\ntest = [\"pytest\"]\n";
+
+#[test]
+fn ci_lines_that_call_python_tools_run_in_the_projects_virtual_environment() {
+    let workflow = "\
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - run: pip install -r requirements-dev.txt
+      - run: pytest -q
+      - run: python -m pytest tests/unit && mypy src
+";
+    let found = detect_files(&[
+        ("pyproject.toml", PYTHON_PROJECT),
+        (".github/workflows/ci.yml", workflow),
+    ]);
+
+    assert_eq!(
+        runs(&found.setup),
+        [
+            "python3 -m venv .venv",
+            ".venv/bin/python -m pip install -r requirements-dev.txt"
+        ]
+    );
+    assert!(
+        found.setup[1]
+            .why
+            .starts_with("`.github/workflows/ci.yml` job `test` step 2"),
+        "the install is the CI's: {}",
+        found.setup[1].why
+    );
+    assert_eq!(
+        steps(&found.validate),
+        [
+            (
+                vec![".venv/bin/python", "-m", "pytest", "-q"],
+                ".",
+                "`.github/workflows/ci.yml` job `test` step 3, in the project's virtual environment `.venv`",
+            ),
+            (
+                vec![
+                    "sh",
+                    "-c",
+                    "export VIRTUAL_ENV=\"$PWD/.venv\" PATH=\"$PWD/.venv/bin:$PATH\"; python -m pytest tests/unit && mypy src"
+                ],
+                ".",
+                "`.github/workflows/ci.yml` job `test` step 4, run through `sh -c` for its shell syntax, in the project's virtual environment `.venv`",
+            ),
+        ]
+    );
+    assert_eq!(found.python_requirement.as_deref(), Some(">=3.9"));
+}
+
+#[test]
+fn a_ci_that_installs_nothing_for_python_gets_the_projects_own_install_before_its_tests() {
+    let workflow = "\
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - run: npm ci
+      - run: pytest
+";
+    let found = detect_files(&[
+        ("pyproject.toml", PYTHON_PROJECT),
+        ("package.json", "{\"name\": \"widgets\"}"),
+        (".github/workflows/ci.yml", workflow),
+    ]);
+
+    assert_eq!(
+        runs(&found.setup),
+        [
+            "python3 -m venv .venv",
+            ".venv/bin/python -m pip install -e .[test]",
+            "npm ci"
+        ]
+    );
+    assert_eq!(runs(&found.validate), [".venv/bin/python -m pytest"]);
+}
+
+#[test]
+fn ci_python_lines_are_left_as_written_when_the_repository_is_not_a_python_project() {
+    let workflow = "\
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - run: pip install meson ninja
+      - run: meson test -C build
+";
+    let found = detect_files(&[(".github/workflows/ci.yml", workflow)]);
+
+    assert_eq!(runs(&found.setup), ["pip install meson ninja"]);
+}

@@ -179,6 +179,7 @@ mod tests {
                 what: "deploy\nstep".into(),
                 why: "pushes\u{7}".into(),
             }],
+            python_requirement: None,
         };
         let text = render(&detection);
         let config = RepoConfig::parse(&text, FILE_NAME).expect("the rendered file parses");

@@ -7,9 +7,11 @@ mod github;
 mod gitlab;
 mod ini;
 mod manifests;
+mod python_env;
 mod shell;
 mod tree;
 
+pub use python_env::{PythonVersion, choose_python, satisfies};
 pub use tree::{FileList, FolderTree, MAX_READ_BYTES, RepoTree};
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +28,8 @@ pub struct Detection {
     pub setup: Vec<Detected>,
     pub validate: Vec<Detected>,
     pub left_out: Vec<LeftOut>,
+    /// The Python version a Python project asks for (`>=3.10`, `3.12`), as it writes it.
+    pub python_requirement: Option<String>,
 }
 
 /// One proposed command and where it came from.
@@ -104,6 +108,7 @@ struct Findings {
     setup: Vec<Detected>,
     validate: Vec<Detected>,
     left_out: Vec<LeftOut>,
+    python_requirement: Option<String>,
 }
 
 impl Stage {
@@ -147,19 +152,29 @@ impl Detection {
         let from_manifests = manifests::read(tree);
         let mut detection = Detection::default();
         let mut left_out = from_ci.left_out;
-        let (setup, validate) = (from_ci.setup, from_ci.validate);
-        let setup = if setup.is_empty() {
-            from_manifests.setup
-        } else {
-            setup
-        };
-        let validate = if validate.is_empty() {
-            from_manifests.validate
-        } else {
-            validate
-        };
+        let (ci_setup, ci_validate) = (from_ci.setup, from_ci.validate);
+        let (mut setup, mut validate) = (from_manifests.setup.clone(), from_manifests.validate);
+        let mut in_venv = false;
+        for (chosen, from_ci) in [(&mut setup, ci_setup), (&mut validate, ci_validate)] {
+            if from_ci.is_empty() {
+                continue;
+            }
+            *chosen = from_ci;
+            if has_venv(&from_manifests.setup) {
+                for found in chosen.iter_mut() {
+                    if let Some(adapted) = python_env::in_venv(found) {
+                        *found = adapted;
+                        in_venv = true;
+                    }
+                }
+            }
+        }
+        if in_venv {
+            needs_the_venv(&mut setup, &from_manifests.setup);
+        }
         left_out.extend(from_manifests.left_out);
         detection.left_out = left_out;
+        detection.python_requirement = from_manifests.python_requirement;
         detection.setup = detection.vetted(Stage::Setup, setup, rules);
         detection.validate = detection.vetted(Stage::Validate, validate, rules);
         detection
@@ -273,6 +288,51 @@ impl Detection {
         }
         kept
     }
+}
+
+/// Whether `setup` makes the project's virtual environment.
+fn has_venv(setup: &[Detected]) -> bool {
+    setup.iter().any(is_venv_step)
+}
+
+fn is_venv_step(found: &Detected) -> bool {
+    found.run.len() == 4
+        && found.run[1..] == ["-m", "venv", python_env::VENV]
+        && found.run[0].starts_with("python")
+}
+
+/// CI lines moved into the virtual environment need it made first, and the project's
+/// dependencies installed into it when no CI line does: the manifests' steps for both.
+fn needs_the_venv(setup: &mut Vec<Detected>, manifest_setup: &[Detected]) {
+    let venv_python = format!("{}/bin/python", python_env::VENV);
+    let installs_into_it = |setup: &[Detected]| {
+        setup.iter().any(|found| {
+            found.run.windows(3).any(|words| {
+                words[0].ends_with(&venv_python) && words[1] == "-m" && words[2] == "pip"
+            }) || found.run.iter().any(|word| word.contains("pip install"))
+        })
+    };
+    let mut first: Vec<Detected> = manifest_setup
+        .iter()
+        .filter(|found| is_venv_step(found))
+        .cloned()
+        .collect();
+    if first.is_empty() {
+        return;
+    }
+    if !installs_into_it(setup) {
+        first.extend(
+            manifest_setup
+                .iter()
+                .filter(|found| {
+                    !is_venv_step(found) && installs_into_it(std::slice::from_ref(found))
+                })
+                .cloned(),
+        );
+    }
+    setup.retain(|found| !is_venv_step(found));
+    first.append(setup);
+    *setup = first;
 }
 
 /// Why the command rules refuse `found` as a step of `stage`, if they do. A shell line is

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::config::repo::{LoadedRepoConfig, RepoConfig, ValidationCommand};
-use crate::detect::{Detection, FolderTree};
+use crate::detect::{Detection, FolderTree, PythonVersion, choose_python};
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
 use crate::failure::FailureCode;
 use crate::git::{CommitSha, Workspace};
@@ -106,8 +106,54 @@ fn detected_checks(
         return Ok(None);
     }
     let tree = FolderTree::open(workspace.root())?;
-    let detection = Detection::detect_under(&tree, &config.commands);
+    let mut detection = Detection::detect_under(&tree, &config.commands);
+    with_the_python_asked_for(&mut detection);
     Ok(detection.found_checks().then_some(detection))
+}
+
+/// The found Python setup makes its virtual environment with the Python the project asks for:
+/// `python3` when it satisfies the request, else the newest installed `python3.N` that does.
+fn with_the_python_asked_for(detection: &mut Detection) {
+    let Some(requirement) = detection.python_requirement.clone() else {
+        return;
+    };
+    let installed: Vec<PythonVersion> = (6..=20)
+        .filter(|minor| crate::exec::find_program(&format!("python3.{minor}")).is_some())
+        .map(|minor| (3, minor))
+        .collect();
+    let chosen = choose_python(&requirement, python3_version(), &installed);
+    let makes_the_venv = |run: &[String]| run == ["python3", "-m", "venv", ".venv"];
+    for step in detection
+        .setup
+        .iter_mut()
+        .filter(|step| makes_the_venv(&step.run))
+    {
+        match &chosen {
+            Some(name) if name != "python3" => {
+                step.run[0] = name.clone();
+                step.name = step.run.join(" ");
+                step.why
+                    .push_str(&format!("; `{name}` is installed and satisfies it"));
+            }
+            Some(_) => {}
+            None => step
+                .why
+                .push_str("; no installed Python satisfies it, so `python3` is used"),
+        }
+    }
+}
+
+/// The version of the `python3` commands find, when it answers.
+fn python3_version() -> Option<PythonVersion> {
+    let program = crate::exec::find_program("python3")?;
+    let output = std::process::Command::new(program)
+        .args(["-c", "import sys; print('%d %d' % sys.version_info[:2])"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8(output.stdout).ok()?;
+    let (major, minor) = text.trim().split_once(' ')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// `config` with the detected checks as its `[[validate]]`, and the detected setup as its

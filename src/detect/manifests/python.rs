@@ -59,8 +59,9 @@ pub(super) fn read(tree: &dyn RepoTree, findings: &mut Findings) {
         return;
     };
     let mut venv_why = format!("Python project (`{marker}`)");
-    if let Some(version) = project.python_version(tree) {
-        venv_why.push_str(&format!("; asks for Python {version}"));
+    if let Some((version, source)) = project.python_version(tree) {
+        venv_why.push_str(&format!("; asks for Python `{version}` ({source})"));
+        findings.python_requirement = Some(version);
     }
     findings.propose(
         Stage::Setup,
@@ -129,25 +130,25 @@ impl Project {
     }
 
     /// The Python version the project asks for, and where it says so.
-    fn python_version(&self, tree: &dyn RepoTree) -> Option<String> {
+    fn python_version(&self, tree: &dyn RepoTree) -> Option<(String, &'static str)> {
         let from_pyproject = self
             .pyproject
             .as_ref()
             .and_then(|table| table.get("project")?.get("requires-python")?.as_str())
-            .map(|version| format!("`{version}` (`pyproject.toml` requires-python)"));
+            .map(|version| (version.to_string(), "`pyproject.toml` requires-python"));
         let from_setup_cfg = || {
             let text = self.setup_cfg.as_deref()?;
             let version = ini::value(text, "options", "python_requires")?;
-            Some(format!("`{version}` (`setup.cfg` python_requires)"))
+            Some((version, "`setup.cfg` python_requires"))
         };
         let from_setup_py = || {
             let found = PYTHON_REQUIRES.captures(self.setup_py.as_deref()?)?;
-            Some(format!("`{}` (`setup.py` python_requires)", &found[1]))
+            Some((found[1].to_string(), "`setup.py` python_requires"))
         };
         let from_file = || {
             let text = tree.read(".python-version")?;
             let version = text.lines().next()?.trim().to_string();
-            (!version.is_empty()).then(|| format!("`{version}` (`.python-version`)"))
+            (!version.is_empty()).then_some((version, "`.python-version`"))
         };
         from_pyproject
             .or_else(from_setup_cfg)
