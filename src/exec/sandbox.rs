@@ -252,16 +252,18 @@ impl Jail {
         for path in &policy.read_only {
             args.triple("--ro-bind-try", path, path);
         }
+        args.triple("--bind", &self.work_tree, &self.work_tree);
+        for path in &self.read_only_inside {
+            args.triple("--ro-bind-try", path, path);
+        }
+        // After the work tree and its `.git`: a folder kept inside `.git` (`autofix fix` keeps
+        // its caches there) is shown with its own access, not covered by the read-only `.git`.
         for (path, access) in &self.extra {
             let flag = match access {
                 Access::ReadOnly => "--ro-bind",
                 Access::Writable => "--bind",
             };
             args.triple(flag, path, path);
-        }
-        args.triple("--bind", &self.work_tree, &self.work_tree);
-        for path in &self.read_only_inside {
-            args.triple("--ro-bind-try", path, path);
         }
         for path in &policy.hidden {
             args.hide(path, &self.work_tree);
@@ -404,6 +406,21 @@ mod tests {
         assert!(args.contains("--ro-bind /dev/null /etc/hostname"), "{args}");
         assert!(
             args.ends_with("--remount-ro / --chdir /srv/jobs/7/worktree --json-status-fd 3 --"),
+            "{args}"
+        );
+    }
+
+    #[test]
+    fn a_folder_inside_git_is_mounted_after_git_so_it_keeps_its_own_access() {
+        let sandbox = Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default());
+        let args = words(
+            &sandbox
+                .jail("/w")
+                .with_dir("/w/.git/autofix/cache/tools/cargo-1", Access::Writable)
+                .bwrap_args(Path::new("/w"), 3),
+        );
+        assert!(
+            args.contains("--ro-bind-try /w/.git /w/.git --bind /w/.git/autofix/cache/tools/cargo-1 /w/.git/autofix/cache/tools/cargo-1"),
             "{args}"
         );
     }
