@@ -199,6 +199,8 @@ pub struct ExecSection {
     pub max_memory_bytes: u64,
     pub max_file_size_bytes: u64,
     pub core_dumps: bool,
+    /// Bound of the dependency caches (`0`: none).
+    pub cache_max_bytes: u64,
 }
 
 impl GitHubSection {
