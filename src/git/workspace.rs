@@ -75,6 +75,21 @@ impl Workspace {
         self.repo.path()
     }
 
+    /// The git directory every worktree of the repository shares (`.git/` of the main one).
+    pub fn common_dir(&self) -> &Path {
+        self.repo.commondir()
+    }
+
+    /// Whether the index holds `path`: the file itself, or files under it when it is a folder.
+    pub fn tracks(&self, path: &str) -> Result<bool, GitError> {
+        let index = self.repo.index().map_err(GitError::git("read the index"))?;
+        let folder = format!("{}/", path.trim_end_matches('/'));
+        Ok(index.get_path(Path::new(path), 0).is_some()
+            || index
+                .iter()
+                .any(|entry| entry.path.starts_with(folder.as_bytes())))
+    }
+
     /// The commit HEAD points to (detached or not); an unborn branch is [`GitError::UnbornHead`].
     pub fn head_commit(&self) -> Result<CommitSha, GitError> {
         let head = self.head_reference()?;

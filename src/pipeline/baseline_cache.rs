@@ -92,7 +92,7 @@ pub fn key(
 }
 
 /// A command as configured, with its folder relative to the work tree (each job has its own).
-fn describe(command: &ValidationCommand, root: &Path) -> serde_json::Value {
+pub(super) fn describe(command: &ValidationCommand, root: &Path) -> serde_json::Value {
     let spec = &command.spec;
     let cwd = spec.cwd.strip_prefix(root).unwrap_or(&spec.cwd);
     let argv: Vec<&str> = std::iter::once(spec.program.as_str())

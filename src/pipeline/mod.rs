@@ -8,6 +8,7 @@ pub mod checkout;
 pub mod checks;
 pub mod ci_log;
 pub mod context;
+pub mod dep_cache;
 pub mod fix;
 pub mod issue;
 pub mod json_stage;
