@@ -141,6 +141,7 @@ fn main() {
             redactor: autofix::redact::Redactor::new(),
             sandbox: autofix::exec::Sandbox::unconfined(),
             cache_dir: None,
+            dep_cache: Default::default(),
             output_caps: Default::default(),
             baseline_cache: None,
             stages: autofix::telemetry::Stages::none(),

@@ -199,6 +199,7 @@ async fn run_mode(llm: &dyn LlmProvider, issues: &[Issue]) -> Tally {
             redactor: Redactor::new(),
             sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
             cache_dir: None,
+            dep_cache: Default::default(),
             output_caps: OutputCaps {
                 edit: 768,
                 ..OutputCaps::default()

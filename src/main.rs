@@ -370,6 +370,10 @@ fn fix_command(
         redactor: autofix::commands::serve::known_secrets(&config),
         sandbox: config.sandbox(),
         cache_dir: None,
+        dep_cache: autofix::pipeline::fix::DepCacheOptions {
+            max_bytes: config.exec.cache_max_bytes,
+            ..Default::default()
+        },
         output_caps: autofix::pipeline::json_stage::OutputCaps::from_config(&config.llm),
         baseline_cache: None,
         stages: printed_stages("autofix fix"),

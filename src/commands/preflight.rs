@@ -164,6 +164,7 @@ fn worker_settings(config: &ServiceConfig) -> Result<WorkerSettings, String> {
         output_caps: crate::pipeline::json_stage::OutputCaps::from_config(&config.llm),
         sandbox: config.sandbox(),
         push_to: config.forge.push_to,
+        cache_max_bytes: config.exec.cache_max_bytes,
     })
 }
 

@@ -48,6 +48,8 @@ pub struct WorkerSettings {
     pub sandbox: crate::exec::Sandbox,
     /// Where the branch of a new change request is pushed (`forge.push_to`).
     pub push_to: crate::forge::PushTo,
+    /// Bound of the dependency caches under `<workdir>/deps` (`exec.cache_max_bytes`; 0: none).
+    pub cache_max_bytes: u64,
 }
 
 /// Everything a job needs, shared by every worker.

@@ -403,6 +403,7 @@ impl BotTester {
                 output_caps,
                 sandbox,
                 push_to: PushTo::Base,
+                cache_max_bytes: autofix::pipeline::dep_cache::DEFAULT_MAX_BYTES,
             },
             redactor,
         ));

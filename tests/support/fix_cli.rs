@@ -112,6 +112,10 @@ pub fn revalidation_options(repo: &Path, out: &Path) -> FixOptions {
         redactor: Redactor::new(),
         sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
         cache_dir: Some(out.join("cache")),
+        dep_cache: autofix::pipeline::fix::DepCacheOptions {
+            pool: Some(out.join("deps")),
+            ..Default::default()
+        },
         output_caps: OutputCaps::default(),
         baseline_cache: Some(out.join("baselines")),
         stages: Stages::none(),

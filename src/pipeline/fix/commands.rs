@@ -12,10 +12,14 @@ use crate::pipeline::test_report::{self, CommandReport};
 
 impl Job<'_> {
     /// Runs the repository's `[[setup]]` commands once, on the base commit, with network and
-    /// the job's cache writable. What they leave in the tree is kept for validation and never
-    /// committed.
+    /// the job's cache writable — or puts back what they left last time, when the dependency
+    /// cache holds it for the same commands and dependency files. What they leave in the tree
+    /// is kept for validation and never committed.
     pub(super) fn setup(&mut self) -> Result<(), Failed> {
+        let files = self.listed_files();
+        self.open_caches(&files);
         if self.ready.setup.is_empty() {
+            self.caches_after_setup();
             return Ok(());
         }
         let cache = &self.ready.cache_dir;
@@ -26,40 +30,64 @@ impl Job<'_> {
                 format!("cannot create the cache folder {}: {err}", cache.display()),
             )
         })?;
-        for command in &self.ready.setup {
-            self.check_budget("setup")?;
-            let outcome = self.run_confined("setup", command, Access::Writable)?;
-            self.log
-                .write_command_log(&format!("setup-{}", command.name), &outcome.output)
-                .map_err(io_failure("setup"))?;
-            self.log.line(&format!(
-                "setup: {} {} ({})",
-                command.name,
-                if outcome.success() {
-                    "passed"
-                } else {
-                    "FAILED"
-                },
-                outcome.describe()
-            ));
-            if !outcome.success() {
-                self.summary.failure_output_tail = Some(
-                    self.options
-                        .redactor
-                        .redact(&exec::output_tail(&outcome.output, FEEDBACK_TAIL_BYTES)),
-                );
-                let code = if outcome.timed_out {
-                    FailureCode::Timeout
-                } else {
-                    FailureCode::ValidationFailed
-                };
-                return Err(Failed::new(
-                    code,
-                    "setup",
-                    format!("`{}` failed", argv_of(command).join(" ")),
-                ));
-            }
+        let key = self.setup_key();
+        if let Some(key) = &key
+            && self.restored_setup(key)
+        {
+            self.record_setup_outputs()?;
+            self.caches_after_setup();
+            return Ok(());
         }
+        let before = key.as_ref().and_then(|_| self.tree_before_setup(&files));
+        for command in &self.ready.setup {
+            self.run_setup_command(command)?;
+        }
+        self.record_setup_outputs()?;
+        if let (Some(key), Some(before)) = (&key, &before) {
+            self.keep_setup(key, before);
+        }
+        self.caches_after_setup();
+        Ok(())
+    }
+
+    fn run_setup_command(&mut self, command: &ValidationCommand) -> Result<(), Failed> {
+        self.check_budget("setup")?;
+        let outcome = self.run_confined("setup", command, Access::Writable)?;
+        self.log
+            .write_command_log(&format!("setup-{}", command.name), &outcome.output)
+            .map_err(io_failure("setup"))?;
+        self.log.line(&format!(
+            "setup: {} {} ({})",
+            command.name,
+            if outcome.success() {
+                "passed"
+            } else {
+                "FAILED"
+            },
+            outcome.describe()
+        ));
+        if outcome.success() {
+            return Ok(());
+        }
+        self.summary.failure_output_tail = Some(
+            self.options
+                .redactor
+                .redact(&exec::output_tail(&outcome.output, FEEDBACK_TAIL_BYTES)),
+        );
+        let code = if outcome.timed_out {
+            FailureCode::Timeout
+        } else {
+            FailureCode::ValidationFailed
+        };
+        Err(Failed::new(
+            code,
+            "setup",
+            format!("`{}` failed", argv_of(command).join(" ")),
+        ))
+    }
+
+    /// What setup left in the tree, kept through every later command and never committed.
+    fn record_setup_outputs(&mut self) -> Result<(), Failed> {
         let ws = &self.ready.workspace;
         self.setup_outputs = ws
             .changed_paths()
@@ -125,7 +153,8 @@ impl Job<'_> {
     }
 
     /// Runs one repository command in the job's sandbox: the work tree writable, its `.git` not,
-    /// the cache folder with `cache` access, the network only when the step asks for it.
+    /// the cache folders with `cache` access (a job's own copy of the build folders writable in
+    /// validation), the network only when the step asks for it.
     pub(super) fn run_confined(
         &mut self,
         stage: &'static str,
@@ -143,6 +172,7 @@ impl Job<'_> {
             jail = jail.with_dir(&ready.cache_dir, cache);
             spec = spec.with_env("CACHE_DIR", ready.cache_dir.display().to_string());
         }
+        let (jail, spec) = self.with_caches(jail, spec, cache);
         if command.network {
             let shown = argv_of(command).join(" ");
             let line = if command.name == shown {

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::checks::{CheckRun, Comparison, Verdict};
+pub use super::dep_cache::DepCacheOptions;
+use super::dep_cache::JobCaches;
 use super::issue::Issue;
 use super::json_stage::OutputCaps;
 use super::plan::Plan;
@@ -32,6 +34,7 @@ use crate::redact::Redactor;
 use crate::telemetry::{StageClock, Stages};
 
 mod ask;
+mod caches;
 mod commands;
 mod commit;
 mod edit;
@@ -125,6 +128,8 @@ pub struct FixOptions {
     /// The job's cache folder: writable by `[[setup]]`, read-only to validation, named to both
     /// as `CACHE_DIR`. `None`: a folder beside the artifacts.
     pub cache_dir: Option<PathBuf>,
+    /// The dependency caches kept between jobs on the repository (`exec.cache_max_bytes`).
+    pub dep_cache: DepCacheOptions,
     /// The output-token cap of each stage's requests.
     pub output_caps: OutputCaps,
     /// Where the checks' results on a base commit are cached; by default
@@ -345,6 +350,8 @@ struct Job<'a> {
     applied: BTreeMap<String, Option<String>>,
     /// What `[[setup]]` left in the tree (dependencies): kept, never committed.
     setup_outputs: Vec<String>,
+    /// The dependency caches this job holds, once setup has opened them.
+    deps: Option<JobCaches>,
     /// The validation commands' results on the base commit, in command order — with the
     /// reproduction's tests added, once there is a reproduction.
     base_runs: Vec<CheckRun>,
@@ -377,6 +384,7 @@ impl<'a> Job<'a> {
             round: 0,
             applied: BTreeMap::new(),
             setup_outputs: Vec::new(),
+            deps: None,
             base_runs: Vec::new(),
             proof: None,
             instructions: ready.instructions.clone(),

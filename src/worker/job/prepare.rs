@@ -278,6 +278,11 @@ impl JobRun {
             redactor: self.redactor.clone(),
             sandbox: self.ctx.settings.sandbox.clone(),
             cache_dir: Some(self.job_dir().join("cache")),
+            dep_cache: fix::DepCacheOptions {
+                pool: Some(self.ctx.workdir.join("deps")),
+                repository: mirror_key(&request.repo),
+                max_bytes: self.ctx.settings.cache_max_bytes,
+            },
             output_caps: self.ctx.settings.output_caps,
             baseline_cache: Some(
                 self.ctx
