@@ -1,0 +1,410 @@
+//! Dependency caches between jobs on one repository, with real bubblewrap, git, Python and
+//! cargo: validation cannot write into them, a lockfile change starts a fresh folder, the
+//! least recently used go first, 0 turns them off, and setup is put back instead of run again.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use autofix::pipeline::fix::{self, DepCacheOptions, FixSummary};
+use serde_json::json;
+use support::fix_cli::{Fix, revalidation_options, unreachable_model};
+use support::repo::{FIXED_LIB, Repo};
+use support::scripted_llm::ScriptedLlm;
+
+const FIXED_PY: &str = "def clamp(value, low, high):\n    return max(low, min(value, high))\n";
+
+/// One job as the bot runs it (setup, the checks on the base and on a change), its caches in
+/// `pool`, bounded by `max_bytes`.
+struct Job {
+    summary: FixSummary,
+    log: String,
+    out: tempfile::TempDir,
+}
+
+impl Job {
+    async fn run(tree: &Path, pool: &Path, max_bytes: u64) -> Job {
+        Job::run_changing(tree, pool, max_bytes, "calc.py", FIXED_PY).await
+    }
+
+    async fn run_changing(
+        tree: &Path,
+        pool: &Path,
+        max_bytes: u64,
+        path: &str,
+        content: &str,
+    ) -> Job {
+        let out = tempfile::tempdir().unwrap();
+        let mut options = revalidation_options(tree, out.path());
+        options.dep_cache = DepCacheOptions {
+            pool: Some(pool.to_path_buf()),
+            repository: "github/acme/calc".into(),
+            max_bytes,
+        };
+        let files = BTreeMap::from([(path.to_owned(), Some(content.to_owned()))]);
+        let summary = fix::revalidate(&options, unreachable_model().as_ref(), files)
+            .await
+            .unwrap();
+        let log = fs::read_to_string(out.path().join("run/run.log")).unwrap();
+        Job { summary, log, out }
+    }
+
+    /// What the validation command `name` printed on the change.
+    fn output_of(&self, name: &str) -> String {
+        let logs = self.out.path().join("run/logs");
+        let file = fs::read_dir(&logs)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .find(|file| file.get(2..) == Some(&format!("-{name}.log")))
+            .unwrap_or_else(|| panic!("no log of {name}"));
+        fs::read_to_string(logs.join(file)).unwrap()
+    }
+
+    fn passed(&self, check: &str) -> bool {
+        self.summary
+            .checks
+            .iter()
+            .find(|comparison| comparison.change.last().name == check)
+            .unwrap_or_else(|| panic!("no check {check}: {}", self.log))
+            .change
+            .passed()
+    }
+
+    /// The name of the tool folder the run log names for `tool` (`python-…`).
+    fn folder(&self, tool: &str) -> String {
+        let prefix = format!("cache: {tool} folder ");
+        let line = self
+            .log
+            .lines()
+            .find_map(|line| line.split_once(&prefix).map(|(_, rest)| rest))
+            .unwrap_or_else(|| panic!("no {tool} folder in:\n{}", self.log));
+        line.split_whitespace().next().unwrap().to_string()
+    }
+}
+
+fn tool_dir(pool: &Path, folder: &str) -> PathBuf {
+    pool.join("github/acme/calc/tools").join(folder)
+}
+
+const MARKER_SETUP: &str = r#"
+[[setup]]
+name = "fill"
+run = ["sh", "-c", "mkdir -p \"$PIP_CACHE_DIR\" && test -f \"$PIP_CACHE_DIR/marker\" || echo original > \"$PIP_CACHE_DIR/marker\""]
+
+[[validate]]
+name = "poison"
+run = ["sh", "-c", "echo poisoned > \"$PIP_CACHE_DIR/marker\" || echo refused"]
+
+[[validate]]
+name = "marker"
+run = ["sh", "-c", "grep -qx original \"$PIP_CACHE_DIR/marker\""]
+"#;
+
+#[tokio::test]
+async fn validation_cannot_poison_the_shared_cache_and_the_next_job_sees_the_original() {
+    let repo = Repo::python_project(&[
+        ("requirements.txt", "# nothing yet\n"),
+        (".autofix.toml", MARKER_SETUP),
+    ]);
+    let pool = tempfile::tempdir().unwrap();
+
+    let first = Job::run(repo.path(), pool.path(), 1 << 30).await;
+
+    assert_eq!(first.summary.failure_code, None, "{}", first.log);
+    assert!(first.output_of("poison").contains("Read-only file system"));
+    assert!(first.output_of("poison").contains("refused"));
+    let marker = tool_dir(pool.path(), &first.folder("python")).join("pip/marker");
+    assert_eq!(fs::read_to_string(&marker).unwrap(), "original\n");
+
+    let second = Job::run(repo.path(), pool.path(), 1 << 30).await;
+
+    assert!(second.log.contains("python folder"), "{}", second.log);
+    assert!(second.log.contains("(reused)"), "{}", second.log);
+    assert!(second.passed("marker"), "{}", second.log);
+    assert_eq!(fs::read_to_string(&marker).unwrap(), "original\n");
+}
+
+const CARGO_SETUP: &str = r#"
+[[setup]]
+name = "build"
+run = ["cargo", "build", "--offline", "--quiet"]
+timeout_secs = 300
+
+[[validate]]
+name = "test"
+run = ["cargo", "test", "--offline", "--quiet"]
+timeout_secs = 300
+
+[[validate]]
+name = "poison-target"
+run = ["sh", "-c", "touch \"$CARGO_TARGET_DIR/poison\""]
+
+[[validate]]
+name = "poison-home"
+run = ["sh", "-c", "touch \"$CARGO_HOME/poison\" || echo refused"]
+"#;
+
+#[tokio::test]
+async fn validation_builds_in_its_own_copy_of_the_target_folder_and_never_in_the_shared_one() {
+    let repo = Repo::rust_crate(&[(".autofix.toml", CARGO_SETUP)]);
+    let pool = tempfile::tempdir().unwrap();
+
+    let job = Job::run_changing(repo.path(), pool.path(), 1 << 30, "src/lib.rs", FIXED_LIB).await;
+
+    assert_eq!(job.summary.failure_code, None, "{}", job.log);
+    assert!(job.passed("test"), "{}", job.log);
+    assert!(
+        job.passed("poison-target"),
+        "its own copy is writable: {}",
+        job.log
+    );
+    assert!(
+        job.output_of("poison-home").contains("refused"),
+        "cargo's home is read-only"
+    );
+    let shared = tool_dir(pool.path(), &job.folder("cargo"));
+    assert!(
+        shared.join("target/debug").is_dir(),
+        "setup built into the shared folder"
+    );
+    assert!(!shared.join("target/poison").exists());
+    assert!(!shared.join("home/poison").exists());
+    assert!(
+        fs::read_dir(pool.path().join("scratch"))
+            .unwrap()
+            .next()
+            .is_none(),
+        "the job's own copy is gone with the job"
+    );
+}
+
+const QUIET_SETUP: &str = r#"
+[[setup]]
+name = "fill"
+run = ["sh", "-c", "mkdir -p \"$PIP_CACHE_DIR\" && head -c 4096 /dev/zero > \"$PIP_CACHE_DIR/wheel\""]
+
+[[validate]]
+name = "true"
+run = ["true"]
+"#;
+
+#[tokio::test]
+async fn a_lockfile_change_starts_a_fresh_folder_and_an_unchanged_one_reuses_it() {
+    let repo = Repo::python_project(&[
+        ("requirements.txt", "attrs==23.1.0\n"),
+        (".autofix.toml", QUIET_SETUP),
+    ]);
+    let pool = tempfile::tempdir().unwrap();
+
+    let first = Job::run(repo.path(), pool.path(), 1 << 30).await;
+    let again = Job::run(repo.path(), pool.path(), 1 << 30).await;
+    repo.write("requirements.txt", "attrs==24.2.0\n");
+    repo.git(&["commit", "-q", "-am", "bump attrs"]);
+    let bumped = Job::run(repo.path(), pool.path(), 1 << 30).await;
+
+    assert!(
+        first
+            .log
+            .contains(&format!("python folder {} (new", first.folder("python")))
+    );
+    assert_eq!(again.folder("python"), first.folder("python"));
+    assert!(again.log.contains("(reused)"), "{}", again.log);
+    assert_ne!(bumped.folder("python"), first.folder("python"));
+    assert!(
+        bumped
+            .log
+            .contains(&format!("python folder {} (new", bumped.folder("python")))
+    );
+    assert!(tool_dir(pool.path(), &first.folder("python")).is_dir());
+    assert!(tool_dir(pool.path(), &bumped.folder("python")).is_dir());
+}
+
+#[tokio::test]
+async fn over_the_limit_the_least_recently_used_folder_is_evicted_and_the_running_jobs_kept() {
+    let repo = Repo::python_project(&[
+        ("requirements.txt", "attrs==23.1.0\n"),
+        (".autofix.toml", QUIET_SETUP),
+    ]);
+    let pool = tempfile::tempdir().unwrap();
+    let old = Job::run(repo.path(), pool.path(), 1 << 30).await;
+    repo.write("requirements.txt", "attrs==24.2.0\n");
+    repo.git(&["commit", "-q", "-am", "bump attrs"]);
+
+    // Room for one folder of 4 KiB, not two.
+    let new = Job::run(repo.path(), pool.path(), 6000).await;
+
+    let evicted = format!(
+        "cache: evicted github/acme/calc/tools/{}",
+        old.folder("python")
+    );
+    assert!(new.log.contains(&evicted), "{}", new.log);
+    assert!(!tool_dir(pool.path(), &old.folder("python")).exists());
+    assert!(
+        tool_dir(pool.path(), &new.folder("python"))
+            .join("pip/wheel")
+            .is_file()
+    );
+}
+
+#[tokio::test]
+async fn a_bound_of_zero_turns_the_caches_off() {
+    let setup = r#"
+[[setup]]
+name = "where"
+run = ["sh", "-c", "echo ${PIP_CACHE_DIR:-unset} > where.txt"]
+
+[[validate]]
+name = "unset"
+run = ["grep", "-qx", "unset", "where.txt"]
+"#;
+    let repo = Repo::python_project(&[("requirements.txt", "attrs\n"), (".autofix.toml", setup)]);
+    let pool = tempfile::tempdir().unwrap();
+
+    let job = Job::run(repo.path(), pool.path(), 0).await;
+
+    assert!(
+        job.log.contains("cache: off (exec.cache_max_bytes = 0)"),
+        "{}",
+        job.log
+    );
+    assert!(
+        job.passed("unset"),
+        "no tool was pointed anywhere: {}",
+        job.log
+    );
+    assert!(
+        fs::read_dir(pool.path()).unwrap().next().is_none(),
+        "nothing kept"
+    );
+}
+
+const VENV_SETUP: &str = r#"
+[[setup]]
+name = "venv"
+run = ["python3", "-m", "venv", ".venv"]
+
+[[setup]]
+name = "install"
+run = [".venv/bin/python", "-m", "pip", "install", "--quiet", "-e", "."]
+
+[[validate]]
+name = "imports-from-this-tree"
+run = ["sh", "-c", ".venv/bin/python -c 'import calc; print(calc.__file__)' | grep -q \"^$PWD/calc.py$\""]
+
+[[validate]]
+name = "scripts-start"
+run = [".venv/bin/pip", "--version"]
+"#;
+
+const PYPROJECT: &str = "[build-system]\nrequires = [\"setuptools\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"calc\"\nversion = \"0.1.0\"\n\n[tool.setuptools]\npy-modules = [\"calc\"]\n";
+
+#[tokio::test]
+async fn a_second_job_in_another_work_tree_gets_setups_venv_moved_to_its_own_path() {
+    let origin =
+        Repo::python_project(&[("pyproject.toml", PYPROJECT), (".autofix.toml", VENV_SETUP)]);
+    let pool = tempfile::tempdir().unwrap();
+    let clones = tempfile::tempdir().unwrap();
+    let clone = |name: &str| {
+        let path = clones.path().join(name);
+        origin.git(&["clone", "-q", ".", path.to_str().unwrap()]);
+        path
+    };
+    let (first_tree, second_tree) = (clone("job-1"), clone("job-2"));
+
+    let first = Job::run(&first_tree, pool.path(), 1 << 30).await;
+    let second = Job::run(&second_tree, pool.path(), 1 << 30).await;
+
+    assert_eq!(first.summary.failure_code, None, "{}", first.log);
+    assert!(first.log.contains("setup: venv passed"), "{}", first.log);
+    assert!(
+        first.log.contains("cache: setup kept as snapshot"),
+        "{}",
+        first.log
+    );
+    assert_eq!(second.summary.failure_code, None, "{}", second.log);
+    assert!(
+        second
+            .log
+            .contains("setup: restored from the cache (snapshot"),
+        "{}",
+        second.log
+    );
+    assert!(!second.log.contains("setup: venv passed"), "{}", second.log);
+    assert!(second.passed("imports-from-this-tree"), "{}", second.log);
+    assert!(second.passed("scripts-start"), "{}", second.log);
+}
+
+fn answers(llm: &ScriptedLlm) {
+    llm.reply_text_for_stage(
+        "triage",
+        json!({"actionable": true, "classification": "fix", "risk": "LOW",
+               "affected_files": ["calc.py"], "reason": "no bounds"})
+        .to_string(),
+    );
+    llm.reply_text_for_stage(
+        "plan",
+        json!({"branch_name": "ignored", "plan_steps": ["clamp both ends"],
+               "file_changes": [{"path": "calc.py", "operation": "MODIFY", "line_range": [1, 2]}],
+               "commit_summary": "clamp to both bounds", "scope": "calc"})
+        .to_string(),
+    );
+    llm.reply_text_for_stage(
+        "edit",
+        "calc.py\n```\n<<<<<<< SEARCH\n    return value\n=======\n    return max(low, min(value, high))\n>>>>>>> REPLACE\n```\n",
+    );
+    llm.reply_text_for_stage(
+        "audit",
+        json!({"decision": "accepted", "reasons": ["fixed"], "must_fixes": [], "nice_to_haves": []})
+            .to_string(),
+    );
+}
+
+#[test]
+fn a_second_autofix_fix_on_the_same_repository_restores_setup_instead_of_running_it() {
+    let setup = r#"
+[[setup]]
+name = "deps"
+run = ["sh", "-c", "mkdir -p deps \"$PIP_CACHE_DIR\" && echo ready > deps/state && echo kept > \"$PIP_CACHE_DIR/wheel\""]
+
+[[validate]]
+name = "deps-ready"
+run = ["grep", "-qx", "ready", "deps/state"]
+
+[[validate]]
+name = "download-kept"
+run = ["sh", "-c", "grep -qx kept \"$PIP_CACHE_DIR/wheel\""]
+"#;
+    let repo = Repo::python_project(&[
+        ("requirements.txt", "attrs\n"),
+        (".gitignore", "__pycache__/\ndeps/\n"),
+        (".autofix.toml", setup),
+    ]);
+
+    let llm = ScriptedLlm::start();
+    answers(&llm);
+    let issue = |number: u64| json!({"number": number, "title": "clamp ignores its bounds", "body": "", "labels": []});
+    let first = Fix::run(repo.path(), &llm, &issue(7));
+    repo.git(&["checkout", "-q", "main"]);
+    answers(&llm);
+    let second = Fix::run(repo.path(), &llm, &issue(8));
+
+    assert_eq!(first.output.status.code(), Some(0), "{}", first.run_log());
+    assert!(
+        first.run_log().contains("setup: deps passed"),
+        "{}",
+        first.run_log()
+    );
+    assert!(first.run_log().contains("cache: setup kept as snapshot"));
+    assert_eq!(second.output.status.code(), Some(0), "{}", second.run_log());
+    assert!(
+        second
+            .run_log()
+            .contains("setup: restored from the cache (snapshot"),
+        "{}",
+        second.run_log()
+    );
+    assert!(!second.run_log().contains("setup: deps passed"));
+    assert!(repo.path().join(".git/autofix/cache/tools").is_dir());
+}
