@@ -408,3 +408,29 @@ run = ["sh", "-c", "grep -qx kept \"$PIP_CACHE_DIR/wheel\""]
     assert!(!second.run_log().contains("setup: deps passed"));
     assert!(repo.path().join(".git/autofix/cache/tools").is_dir());
 }
+
+#[tokio::test]
+async fn what_setup_wrote_into_cache_dir_comes_back_with_its_snapshot() {
+    let setup = r#"
+[[setup]]
+name = "schema"
+run = ["sh", "-c", "echo schema > \"$CACHE_DIR/schema\""]
+
+[[validate]]
+name = "schema-there"
+run = ["sh", "-c", "grep -qx schema \"$CACHE_DIR/schema\""]
+"#;
+    let repo = Repo::python_project(&[("requirements.txt", "attrs\n"), (".autofix.toml", setup)]);
+    let pool = tempfile::tempdir().unwrap();
+
+    let first = Job::run(repo.path(), pool.path(), 1 << 30).await;
+    let second = Job::run(repo.path(), pool.path(), 1 << 30).await;
+
+    assert!(first.log.contains("setup: schema passed"), "{}", first.log);
+    assert!(
+        second.log.contains("setup: restored from the cache"),
+        "{}",
+        second.log
+    );
+    assert!(second.passed("schema-there"), "{}", second.log);
+}

@@ -210,13 +210,14 @@ impl JobCaches {
         hex::encode(&Sha256::digest(described.to_string().as_bytes())[..16])
     }
 
-    /// Puts back the snapshot of `key` into the work tree at `root` when there is one and the
-    /// tool folders it was made with are all still there. `tracked(path)`: whether the
-    /// repository holds `path`.
+    /// Puts back the snapshot of `key` into the work tree at `root` (and the job's `cache_dir`)
+    /// when there is one and the tool folders it was made with are all still there.
+    /// `tracked(path)`: whether the repository holds `path`.
     pub fn restore_setup(
         &mut self,
         key: &str,
         root: &Path,
+        cache_dir: &Path,
         tracked: &dyn Fn(&str) -> bool,
     ) -> Lookup {
         if let Some(folder) = self.tools.iter().find(|folder| folder.fresh) {
@@ -243,7 +244,7 @@ impl JobCaches {
                 continue;
             }
             self.held.push(in_use);
-            return match snapshot::restore(&dir, root, tracked) {
+            return match snapshot::restore(&dir, root, cache_dir, tracked) {
                 Ok(paths) => {
                     let _ = self.pool.stamp(&unit, None);
                     Lookup::Restored {
@@ -262,26 +263,24 @@ impl JobCaches {
         }
     }
 
-    /// Keeps what setup changed since `before` as the snapshot of `key`. `None` when setup
-    /// left nothing in the tree. Returns the snapshot's name and what it holds.
+    /// Keeps what setup changed in the tree since `before`, and wrote into the job's
+    /// `cache_dir`, as the snapshot of `key`. Returns the snapshot's name and what it holds.
     pub fn save_setup(
         &mut self,
         key: &str,
         root: &Path,
+        cache_dir: &Path,
         before: &TreeState,
-    ) -> io::Result<Option<(String, Saved)>> {
+    ) -> io::Result<(String, Saved)> {
         let parent = self.pool.path(&self.unit("setups"));
         let pinned = pinned_name(key, root);
-        let saved = snapshot::save(root, before, &parent, |relocatable| {
+        let saved = snapshot::save(root, before, cache_dir, &parent, |relocatable| {
             if relocatable {
                 key.to_string()
             } else {
                 pinned.clone()
             }
         })?;
-        let Some(saved) = saved else {
-            return Ok(None);
-        };
         let name = saved
             .dir
             .file_name()
@@ -290,7 +289,7 @@ impl JobCaches {
         let unit = self.unit(&format!("setups/{name}"));
         self.held.push(self.pool.use_unit(&unit)?);
         self.pool.stamp(&unit, Some(saved.bytes))?;
-        Ok(Some((name, saved)))
+        Ok((name, saved))
     }
 
     /// After setup: each tool folder measured, the job's private copies of the build folders

@@ -135,6 +135,8 @@ struct Manifest {
     /// Compiled Python files naming `root`: dropped when restored elsewhere (Python compiles
     /// them again).
     dropped: Vec<String>,
+    /// Whether setup wrote into the job's `$CACHE_DIR`, kept in `cache_dir/`.
+    cache_dir: bool,
 }
 
 /// A snapshot written: where, its size, and whether another tree's path can use it.
@@ -146,20 +148,19 @@ pub struct Saved {
     pub entries: usize,
 }
 
-/// Keeps what setup changed between `before` and the tree as it is now, in
-/// `folder(relocatable)` inside `parent` (written beside and renamed into place; one another
-/// job already wrote is kept). `None` when setup changed nothing.
+/// Keeps what setup changed between `before` and the tree as it is now, and what it wrote
+/// into the job's `cache_dir` (`$CACHE_DIR`), in `folder(relocatable)` inside `parent`
+/// (written beside and renamed into place; one another job already wrote is kept). A setup
+/// that changed nothing in either is kept too: all it did lives in the tool folders.
 pub fn save(
     root: &Path,
     before: &TreeState,
+    cache_dir: &Path,
     parent: &Path,
     folder: impl Fn(bool) -> String,
-) -> io::Result<Option<Saved>> {
+) -> io::Result<Saved> {
     let after = TreeState::read(root)?;
     let changes = before.changes(&after);
-    if changes.added.is_empty() && changes.changed.is_empty() && changes.removed.is_empty() {
-        return Ok(None);
-    }
     fs::create_dir_all(parent)?;
     let building = tempfile::Builder::new()
         .prefix(".building-")
@@ -173,6 +174,10 @@ pub fn save(
         }
         copy::copy_tree(&root.join(path), &target)?;
     }
+    let has_cache_dir = fs::read_dir(cache_dir).is_ok_and(|mut entries| entries.next().is_some());
+    if has_cache_dir {
+        copy::copy_tree(cache_dir, &building.path().join("cache_dir"))?;
+    }
     let mut manifest = Manifest {
         format: FORMAT,
         root: root.to_path_buf(),
@@ -183,6 +188,7 @@ pub fn save(
         rewritten: Vec::new(),
         relinked: Vec::new(),
         dropped: Vec::new(),
+        cache_dir: has_cache_dir,
     };
     let root_name = root.as_os_str().as_encoded_bytes();
     manifest.relocatable = find_root_names(&tree, "", root_name, &mut manifest)?;
@@ -206,7 +212,7 @@ pub fn save(
         Err(_) if dir.join("manifest.json").is_file() => {}
         Err(err) => return Err(err),
     }
-    Ok(Some(saved))
+    Ok(saved)
 }
 
 /// Lists in `manifest` every file and link under `folder` that names `root`; false when a
@@ -267,14 +273,16 @@ pub enum RestoreError {
     Io(#[from] io::Error),
 }
 
-/// Puts the snapshot in `dir` back into the tree at `root`. `tracked(path)` says whether the
+/// Puts back the snapshot in `dir` into the tree at `root` (and what setup wrote into its
+/// `$CACHE_DIR` into `cache_dir`). `tracked(path)` says whether the
 /// repository holds `path` (a file, or files under a folder); such a path in the way of a
-/// new entry stops the restore, while untracked or ignored leftovers are replaced. With
-/// `relocatable_only`, a snapshot taken at another path is moved to `root` (names rewritten).
-/// Returns the number of entries put back.
+/// new entry stops the restore, while untracked or ignored leftovers are replaced. A snapshot
+/// taken at another path is moved to `root` (names rewritten) when it can be. Returns the
+/// number of entries put back.
 pub fn restore(
     dir: &Path,
     root: &Path,
+    cache_dir: &Path,
     tracked: &dyn Fn(&str) -> bool,
 ) -> Result<usize, RestoreError> {
     let manifest: Manifest =
@@ -329,6 +337,10 @@ pub fn restore(
         for path in &manifest.dropped {
             copy::remove_tree(&root.join(path))?;
         }
+    }
+    if manifest.cache_dir {
+        copy::remove_tree(cache_dir)?;
+        copy::copy_tree(&dir.join("cache_dir"), cache_dir)?;
     }
     Ok(copied.len() + manifest.removed.len())
 }
@@ -399,11 +411,20 @@ mod tests {
         let before = TreeState::read(&first).unwrap();
         run_setup(&first);
 
-        let saved = save(&first, &before, &dir.path().join("snap"), |_| "key".into())
-            .unwrap()
-            .unwrap();
+        let cache_dir = dir.path().join("jobs/1/cache");
+        fs::create_dir_all(&cache_dir).unwrap();
+        fs::write(cache_dir.join("schema.json"), "{}").unwrap();
+        let saved = save(
+            &first,
+            &before,
+            &cache_dir,
+            &dir.path().join("snap"),
+            |_| "key".into(),
+        )
+        .unwrap();
         assert!(saved.relocatable);
-        let restored = restore(&saved.dir, &second, &|_| false).unwrap();
+        let second_cache = dir.path().join("jobs/22/cache");
+        let restored = restore(&saved.dir, &second, &second_cache, &|_| false).unwrap();
 
         assert_eq!(restored, 2, ".venv and Cargo.lock");
         let script = fs::read_to_string(second.join(".venv/bin/pytest")).unwrap();
@@ -420,6 +441,10 @@ mod tests {
             fs::read_to_string(second.join("Cargo.lock")).unwrap(),
             "# made by setup\n"
         );
+        assert_eq!(
+            fs::read_to_string(second_cache.join("schema.json")).unwrap(),
+            "{}"
+        );
     }
 
     #[test]
@@ -429,13 +454,15 @@ mod tests {
         tree_with_a_venv(&root);
         let before = TreeState::read(&root).unwrap();
         run_setup(&root);
-        let saved = save(&root, &before, &dir.path().join("snap"), |_| "key".into())
-            .unwrap()
-            .unwrap();
+        let cache_dir = dir.path().join("cache");
+        let saved = save(&root, &before, &cache_dir, &dir.path().join("snap"), |_| {
+            "key".into()
+        })
+        .unwrap();
         fs::remove_dir_all(root.join(".venv")).unwrap();
         fs::write(root.join("Cargo.lock"), "# the repository's own\n").unwrap();
 
-        let refused = restore(&saved.dir, &root, &|path| path == "Cargo.lock");
+        let refused = restore(&saved.dir, &root, &cache_dir, &|path| path == "Cargo.lock");
 
         assert!(matches!(refused, Err(RestoreError::InTheWay(path)) if path == "Cargo.lock"));
         assert!(!root.join(".venv").exists());

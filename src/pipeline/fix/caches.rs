@@ -53,7 +53,7 @@ impl Job<'_> {
             return false;
         };
         let tracked = |path: &str| ws.tracks(path).unwrap_or(true);
-        match caches.restore_setup(key, ws.root(), &tracked) {
+        match caches.restore_setup(key, ws.root(), &self.ready.cache_dir, &tracked) {
             Lookup::Restored { snapshot, paths } => {
                 self.log.line(&format!(
                     "setup: restored from the cache (snapshot {snapshot}, {paths} path(s)) instead of running {} command(s)",
@@ -99,8 +99,8 @@ impl Job<'_> {
         let Some(caches) = self.deps.as_mut() else {
             return;
         };
-        let line = match caches.save_setup(key, root, before) {
-            Ok(Some((name, saved))) => format!(
+        let line = match caches.save_setup(key, root, &self.ready.cache_dir, before) {
+            Ok((name, saved)) => format!(
                 "cache: setup kept as snapshot {name} ({} path(s), {}, {})",
                 saved.entries,
                 mebibytes(saved.bytes),
@@ -110,7 +110,6 @@ impl Job<'_> {
                     "fits this work tree only: binary files name its path"
                 }
             ),
-            Ok(None) => "cache: setup left nothing in the tree to keep".to_string(),
             Err(err) => format!("cache: setup not kept: {err}"),
         };
         self.log.line(&line);
