@@ -434,3 +434,41 @@ run = ["sh", "-c", "grep -qx schema \"$CACHE_DIR/schema\""]
     );
     assert!(second.passed("schema-there"), "{}", second.log);
 }
+
+#[tokio::test]
+async fn a_snapshot_that_breaks_halfway_leaves_the_checkout_as_it_was_and_setup_runs() {
+    let setup = r#"
+[[setup]]
+name = "deps"
+run = ["sh", "-c", "mkdir -p deps && echo ready > deps/state && echo '# pinned' >> requirements.txt"]
+
+[[validate]]
+name = "as-setup-left-it"
+run = ["sh", "-c", "grep -qx ready deps/state && grep -qx attrs requirements.txt && test $(grep -c pinned requirements.txt) = 1"]
+"#;
+    let repo = Repo::python_project(&[("requirements.txt", "attrs\n"), (".autofix.toml", setup)]);
+    let pool = tempfile::tempdir().unwrap();
+    let first = Job::run(repo.path(), pool.path(), 1 << 30).await;
+    let snapshot = first
+        .log
+        .split_once("cache: setup kept as snapshot ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no snapshot kept: {}", first.log))
+        .to_string();
+    // The snapshot loses a folder it lists, as a full disk or a person's cleanup could leave it.
+    let kept = pool.path().join("github/acme/calc/setups").join(&snapshot);
+    fs::remove_dir_all(kept.join("tree/deps")).unwrap();
+
+    let second = Job::run(repo.path(), pool.path(), 1 << 30).await;
+
+    assert!(
+        second.log.contains(&format!(
+            "setup: running the commands (snapshot {snapshot}: stopped halfway"
+        )),
+        "{}",
+        second.log
+    );
+    assert!(second.log.contains("setup: deps passed"), "{}", second.log);
+    assert!(second.passed("as-setup-left-it"), "{}", second.log);
+    assert_eq!(repo.status(), "", "the tree is put back after the job");
+}

@@ -78,8 +78,9 @@ pub struct JobCaches {
 pub enum Lookup {
     /// Put back: the snapshot's name and the number of paths restored.
     Restored { snapshot: String, paths: usize },
-    /// Setup must run; why no snapshot could be used.
-    Missed { reason: String },
+    /// Setup must run; why no snapshot could be used. With `touched`, a restore stopped
+    /// halfway: the repository's own files must be put back first.
+    Missed { reason: String, touched: bool },
 }
 
 impl JobCaches {
@@ -226,6 +227,7 @@ impl JobCaches {
                     "the {} folder is new, so its downloads are not there",
                     folder.tool.name()
                 ),
+                touched: false,
             };
         }
         let candidates = [key.to_string(), pinned_name(key, root)];
@@ -236,6 +238,7 @@ impl JobCaches {
                 Err(err) => {
                     return Lookup::Missed {
                         reason: err.to_string(),
+                        touched: false,
                     };
                 }
             };
@@ -255,11 +258,13 @@ impl JobCaches {
                 Err(RestoreError::NotRelocatable(_)) => continue,
                 Err(err) => Lookup::Missed {
                     reason: format!("snapshot {name}: {err}"),
+                    touched: err.touched_the_tree(),
                 },
             };
         }
         Lookup::Missed {
             reason: format!("no snapshot {key} yet"),
+            touched: false,
         }
     }
 

@@ -271,6 +271,17 @@ pub enum RestoreError {
     NotAFolder(String),
     #[error("{0}")]
     Io(#[from] io::Error),
+    /// The tree was being written when this happened: what the restore added is gone again,
+    /// but files of the repository it replaced or removed must be put back.
+    #[error("stopped halfway: {0}")]
+    Interrupted(io::Error),
+}
+
+impl RestoreError {
+    /// Whether the work tree was touched.
+    pub fn touched_the_tree(&self) -> bool {
+        matches!(self, RestoreError::Interrupted(_))
+    }
 }
 
 /// Puts back the snapshot in `dir` into the tree at `root` (and what setup wrote into its
@@ -306,11 +317,32 @@ pub fn restore(
             return Err(RestoreError::InTheWay(path.clone()));
         }
     }
+    let put_back = put_back(dir, root, cache_dir, &manifest, &copied);
+    if let Err(err) = put_back {
+        // Half a restore is worse than none: what it added goes, and the caller puts the
+        // repository's own files back before setup runs.
+        for path in &manifest.added {
+            let _ = copy::remove_tree(&root.join(path));
+        }
+        return Err(RestoreError::Interrupted(err));
+    }
+    Ok(copied.len() + manifest.removed.len())
+}
+
+/// The writing half of [`restore`], once everything has been checked.
+fn put_back(
+    dir: &Path,
+    root: &Path,
+    cache_dir: &Path,
+    manifest: &Manifest,
+    copied: &[&String],
+) -> io::Result<()> {
+    let moved = manifest.root != root;
     for path in copied.iter().copied().chain(&manifest.removed) {
         copy::remove_tree(&root.join(path))?;
     }
     let tree = dir.join("tree");
-    for path in &copied {
+    for path in copied {
         let target = root.join(path);
         if let Some(folder) = target.parent() {
             fs::create_dir_all(folder)?;
@@ -342,7 +374,7 @@ pub fn restore(
         copy::remove_tree(cache_dir)?;
         copy::copy_tree(&dir.join("cache_dir"), cache_dir)?;
     }
-    Ok(copied.len() + manifest.removed.len())
+    Ok(())
 }
 
 /// Refuses a path whose folders inside the tree are links or files: a restore writes through

@@ -1,7 +1,7 @@
 //! The job's dependency caches: opened before setup, setup put back from a snapshot or run and
 //! kept as one, and the folders and variables each command of the job is given.
 
-use super::Job;
+use super::{Failed, Job};
 use crate::edits::paths;
 use crate::exec::{Access, CommandSpec, Jail};
 use crate::pipeline::dep_cache::{JobCaches, Lookup, Phase, TreeState};
@@ -47,10 +47,11 @@ impl Job<'_> {
     }
 
     /// Puts back what setup left last time for `key` instead of running it; whether it did.
-    pub(super) fn restored_setup(&mut self, key: &str) -> bool {
+    /// A restore that stopped halfway leaves the tree as the checkout had it.
+    pub(super) fn restored_setup(&mut self, key: &str) -> Result<bool, Failed> {
         let ws = &self.ready.workspace;
         let Some(caches) = self.deps.as_mut() else {
-            return false;
+            return Ok(false);
         };
         let tracked = |path: &str| ws.tracks(path).unwrap_or(true);
         match caches.restore_setup(key, ws.root(), &self.ready.cache_dir, &tracked) {
@@ -59,12 +60,18 @@ impl Job<'_> {
                     "setup: restored from the cache (snapshot {snapshot}, {paths} path(s)) instead of running {} command(s)",
                     self.ready.setup.len()
                 ));
-                true
+                Ok(true)
             }
-            Lookup::Missed { reason } => {
+            Lookup::Missed { reason, touched } => {
                 self.log
                     .line(&format!("setup: running the commands ({reason})"));
-                false
+                if touched {
+                    let git = |err: crate::git::GitError| {
+                        Failed::new(err.failure_code(), "setup", err.to_string())
+                    };
+                    ws.discard(&ws.changed_paths().map_err(git)?).map_err(git)?;
+                }
+                Ok(false)
             }
         }
     }

@@ -32,7 +32,7 @@ impl Job<'_> {
         })?;
         let key = self.setup_key();
         if let Some(key) = &key
-            && self.restored_setup(key)
+            && self.restored_setup(key)?
         {
             self.record_setup_outputs()?;
             self.caches_after_setup();
