@@ -472,3 +472,106 @@ run = ["sh", "-c", "grep -qx ready deps/state && grep -qx attrs requirements.txt
     assert!(second.passed("as-setup-left-it"), "{}", second.log);
     assert_eq!(repo.status(), "", "the tree is put back after the job");
 }
+
+const PACKAGE_JSON: &str = r#"{"name": "calc", "version": "1.0.0", "private": true,
+ "scripts": {"test": "node -e \"if (!require('is-number')(3)) process.exit(1)\""},
+ "dependencies": {"is-number": "7.0.0"}}
+"#;
+
+const PACKAGE_LOCK: &str = r#"{
+  "name": "calc",
+  "version": "1.0.0",
+  "lockfileVersion": 3,
+  "requires": true,
+  "packages": {
+    "": {"name": "calc", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}},
+    "node_modules/is-number": {
+      "version": "7.0.0",
+      "resolved": "https://registry.npmjs.org/is-number/-/is-number-7.0.0.tgz",
+      "integrity": "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==",
+      "engines": {"node": ">=0.12.0"}
+    }
+  }
+}
+"#;
+
+#[tokio::test]
+async fn npm_installs_into_the_shared_cache_once_and_tests_run_with_it_read_only() {
+    let setup = r#"
+[[setup]]
+name = "npm-ci"
+run = ["npm", "ci", "--no-audit", "--no-fund"]
+
+[[validate]]
+name = "npm-test"
+run = ["npm", "test"]
+"#;
+    let origin = Repo::with(&[
+        ("package.json", PACKAGE_JSON),
+        ("package-lock.json", PACKAGE_LOCK),
+        (".gitignore", "node_modules/\n"),
+        (".autofix.toml", setup),
+    ]);
+    let pool = tempfile::tempdir().unwrap();
+    let clones = tempfile::tempdir().unwrap();
+    let clone = |name: &str| {
+        let path = clones.path().join(name);
+        origin.git(&["clone", "-q", ".", path.to_str().unwrap()]);
+        path
+    };
+
+    let first = Job::run_changing(&clone("1"), pool.path(), 1 << 30, "README", "calc\n").await;
+    let second = Job::run_changing(&clone("2"), pool.path(), 1 << 30, "README", "calc\n").await;
+
+    assert_eq!(first.summary.failure_code, None, "{}", first.log);
+    assert!(first.log.contains("setup: npm-ci passed"), "{}", first.log);
+    let npm_cache = tool_dir(pool.path(), &first.folder("node")).join("npm");
+    assert!(
+        npm_cache.join("_cacache").is_dir(),
+        "npm downloaded into the cache"
+    );
+    assert!(first.passed("npm-test"), "{}", first.log);
+    assert!(
+        second.log.contains("setup: restored from the cache"),
+        "{}",
+        second.log
+    );
+    assert!(second.passed("npm-test"), "{}", second.log);
+}
+
+#[tokio::test]
+async fn go_builds_its_cache_in_setup_and_tests_in_the_jobs_own_copy() {
+    let setup = r#"
+[[setup]]
+name = "build"
+run = ["go", "build", "./..."]
+
+[[validate]]
+name = "go-test"
+run = ["go", "test", "-v", "./..."]
+"#;
+    let repo = Repo::with(&[
+        ("go.mod", "module example.com/calc\n\ngo 1.18\n"),
+        (
+            "calc.go",
+            "package calc\n\nfunc Clamp(v, lo, hi int) int {\n\tif v < lo {\n\t\treturn lo\n\t}\n\tif v > hi {\n\t\treturn hi\n\t}\n\treturn v\n}\n",
+        ),
+        (
+            "calc_test.go",
+            "package calc\n\nimport \"testing\"\n\nfunc TestClamp(t *testing.T) {\n\tif Clamp(5, 0, 3) != 3 {\n\t\tt.Fatal(\"not clamped\")\n\t}\n}\n",
+        ),
+        (".autofix.toml", setup),
+    ]);
+    let pool = tempfile::tempdir().unwrap();
+
+    let job = Job::run_changing(repo.path(), pool.path(), 1 << 30, "README", "calc\n").await;
+
+    assert_eq!(job.summary.failure_code, None, "{}", job.log);
+    assert!(job.log.contains("setup: build passed"), "{}", job.log);
+    let shared = tool_dir(pool.path(), &job.folder("go")).join("build");
+    assert!(
+        fs::read_dir(&shared).unwrap().next().is_some(),
+        "setup filled the shared build cache"
+    );
+    assert!(job.passed("go-test"), "{}", job.log);
+}

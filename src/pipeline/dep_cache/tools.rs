@@ -89,13 +89,14 @@ impl Tool {
                 pair("UV_CACHE_DIR", at("uv")),
                 pair("POETRY_CACHE_DIR", at("poetry")),
             ],
+            // Upper case, as the operator's own `NPM_CONFIG_CACHE` would be passed: one value.
             Tool::Node => vec![
-                pair("npm_config_cache", at("npm")),
+                pair("NPM_CONFIG_CACHE", at("npm")),
                 pair("YARN_CACHE_FOLDER", at("yarn")),
-                pair("npm_config_store_dir", at("pnpm-store")),
+                pair("NPM_CONFIG_STORE_DIR", at("pnpm-store")),
                 // npm writes its logs into its cache unless told otherwise; validation cannot.
-                pair("npm_config_logs_dir", "/tmp/npm-logs".into()),
-                pair("npm_config_update_notifier", "false".into()),
+                pair("NPM_CONFIG_LOGS_DIR", "/tmp/npm-logs".into()),
+                pair("NPM_CONFIG_UPDATE_NOTIFIER", "false".into()),
             ],
             Tool::Cargo => vec![
                 pair("CARGO_HOME", at("home")),
