@@ -575,3 +575,69 @@ run = ["go", "test", "-v", "./..."]
     );
     assert!(job.passed("go-test"), "{}", job.log);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bots_second_job_on_a_repository_restores_setup_from_its_workdir() {
+    use support::bot::{BotTester, FIXED_PY, python_project, script_python_fix};
+    let config = format!(
+        "[[setup]]\nname = \"deps\"\nrun = [\"sh\", \"-c\", \"mkdir -p deps && echo ready > deps/state\"]\n\n\
+         [[validate]]\nname = \"deps-ready\"\nrun = [\"grep\", \"-qx\", \"ready\", \"deps/state\"]\n\n{}",
+        support::bot::PY_CONFIG
+    );
+    let mut files: Vec<(&str, &str)> = python_project()
+        .into_iter()
+        .filter(|(path, _)| *path != ".autofix.toml" && *path != ".gitignore")
+        .collect();
+    files.push((".autofix.toml", &config));
+    files.push((".gitignore", "__pycache__/\n.pytest_cache/\ndeps/\n"));
+    files.push(("requirements.txt", "pytest\n"));
+    let t = BotTester::github().await;
+    let remote = t.repo("acme/widgets", &files);
+    let alice = t.maintainer("acme/widgets", "alice");
+
+    for issue in [7, 8] {
+        script_python_fix(&t.llm);
+        t.label_issue("acme/widgets", issue, "clamp ignores its bounds", &alice)
+            .await;
+        t.run_until_idle().await;
+    }
+
+    let pull_requests = t.change_requests("acme/widgets");
+    assert_eq!(pull_requests.len(), 2, "{pull_requests:#?}");
+    assert_eq!(remote.read(&pull_requests[1].head, "calc.py"), FIXED_PY);
+    let logs: Vec<String> = glob_run_logs(&t.workdir().join("jobs"));
+    assert_eq!(logs.len(), 2, "one run per job");
+    assert!(
+        logs.iter()
+            .any(|log| log.contains("cache: setup kept as snapshot"))
+    );
+    assert!(
+        logs.iter()
+            .any(|log| log.contains("setup: restored from the cache (snapshot")),
+        "{logs:#?}"
+    );
+    let tools = t.workdir().join("deps/github/acme/widgets/tools");
+    assert!(
+        fs::read_dir(&tools).unwrap().any(|entry| entry
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("python-")),
+        "the repository's caches live under the workdir"
+    );
+}
+
+/// Every job's `run.log` under `jobs/<id>/artifacts/attempt-<n>/`.
+fn glob_run_logs(jobs: &Path) -> Vec<String> {
+    let mut logs = Vec::new();
+    for job in fs::read_dir(jobs).unwrap() {
+        let artifacts = job.unwrap().path().join("artifacts");
+        for attempt in fs::read_dir(&artifacts).into_iter().flatten() {
+            let log = attempt.unwrap().path().join("run.log");
+            if let Ok(text) = fs::read_to_string(log) {
+                logs.push(text);
+            }
+        }
+    }
+    logs
+}
