@@ -496,6 +496,21 @@ mod tests {
     }
 
     #[test]
+    fn the_dependency_caches_hold_ten_gibibytes_unless_told_otherwise_and_zero_turns_them_off() {
+        let default = ServiceConfig::load(None, vec![]).unwrap();
+        assert_eq!(default.exec.cache_max_bytes, 10 * 1024 * 1024 * 1024);
+        let off =
+            ServiceConfig::load(None, vars(&[("AUTOFIX__EXEC__CACHE_MAX_BYTES", "0")])).unwrap();
+        assert_eq!(off.exec.cache_max_bytes, 0);
+        let wrong = ServiceConfig::load(None, vars(&[("AUTOFIX__EXEC__CACHE_MAX_BYTES", "10G")]))
+            .unwrap_err();
+        assert_eq!(
+            wrong.to_string(),
+            "configuration: AUTOFIX__EXEC__CACHE_MAX_BYTES must be a whole number, not `10G`"
+        );
+    }
+
+    #[test]
     fn the_server_defaults_listen_on_loopback_with_no_webhook_secrets() {
         let config = ServiceConfig::load(None, vec![]).unwrap();
         assert_eq!(config.server.listen, "127.0.0.1:8080");
