@@ -379,8 +379,12 @@ fn keep_operator_cargo_config(cargo_home: &Path) -> io::Result<()> {
     let Some(config) = tools::operator_cargo_config() else {
         return Ok(());
     };
+    let text = std::fs::read_to_string(&config)?;
+    let Some(kept) = tools::without_credentials(&text) else {
+        return Ok(()); // not TOML cargo would read either
+    };
     std::fs::create_dir_all(cargo_home)?;
-    std::fs::copy(config, cargo_home.join("config.toml")).map(|_| ())
+    std::fs::write(cargo_home.join("config.toml"), kept)
 }
 
 #[cfg(test)]

@@ -125,7 +125,7 @@ fn display(path: &Path) -> String {
 
 /// The operator's cargo configuration (`$CARGO_HOME/config.toml`, else `~/.cargo/config.toml`,
 /// or the older `config`), so a mirror or a registry replacement still applies with the cache's
-/// own cargo home. Credentials are never copied.
+/// own cargo home. `credentials.toml` is never read; see [`without_credentials`].
 pub fn operator_cargo_config() -> Option<PathBuf> {
     let home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
@@ -139,6 +139,25 @@ pub fn operator_cargo_config() -> Option<PathBuf> {
         .iter()
         .map(|name| home.join(name))
         .find(|path| path.is_file())
+}
+
+/// The cargo configuration `text` without what authenticates (`token`, `credential-provider`,
+/// `global-credential-providers`, anything named like a secret): sandboxed commands read it.
+/// `None` when it is not TOML.
+pub fn without_credentials(text: &str) -> Option<String> {
+    fn strip(table: &mut toml::Table) {
+        table.retain(|key, _| {
+            !(key == "token" || key.contains("credential") || crate::exec::looks_like_secret(key))
+        });
+        for (_, value) in table.iter_mut() {
+            if let toml::Value::Table(inner) = value {
+                strip(inner);
+            }
+        }
+    }
+    let mut table: toml::Table = text.parse().ok()?;
+    strip(&mut table);
+    toml::to_string(&table).ok()
 }
 
 #[cfg(test)]
@@ -164,6 +183,18 @@ mod tests {
         let validation = Tool::Cargo.variables(folder, private, Phase::Validation, None);
         assert!(validation.contains(&("CARGO_TARGET_DIR".into(), "/scratch/7/target".into())));
         assert!(validation.contains(&("CARGO_HOME".into(), "/cache/cargo-1/home".into())));
+    }
+
+    #[test]
+    fn the_operators_cargo_mirror_is_kept_and_its_registry_tokens_are_not() {
+        let config = "[source.crates-io]\nreplace-with = \"mirror\"\n\n[source.mirror]\nregistry = \"sparse+https://mirror.example/\"\n\n[registries.corp]\nindex = \"sparse+https://corp.example/\"\ntoken = \"cio-secret\"\ncredential-provider = \"cargo:token\"\n\n[registry]\ntoken = \"cio-other\"\nglobal-credential-providers = [\"cargo:token\"]\n";
+
+        let kept = without_credentials(config).unwrap();
+
+        assert!(kept.contains("replace-with = \"mirror\""), "{kept}");
+        assert!(kept.contains("sparse+https://corp.example/"), "{kept}");
+        assert!(!kept.contains("cio-"), "{kept}");
+        assert!(!kept.contains("credential"), "{kept}");
     }
 
     #[test]

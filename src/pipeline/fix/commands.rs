@@ -16,7 +16,10 @@ impl Job<'_> {
     /// cache holds it for the same commands and dependency files. What they leave in the tree
     /// is kept for validation and never committed.
     pub(super) fn setup(&mut self) -> Result<(), Failed> {
-        let files = self.listed_files();
+        let files = match self.options.dep_cache.max_bytes {
+            0 => Vec::new(),
+            _ => self.listed_files(),
+        };
         self.open_caches(&files);
         if self.ready.setup.is_empty() {
             self.caches_after_setup();
