@@ -120,6 +120,8 @@ impl Pool {
             .open(self.dir.join(".evict.lock"))?;
         guard.lock()?;
         self.remove_abandoned_scratch()?;
+        // What an eviction interrupted halfway left aside; only evictions write there.
+        copy::remove_tree(&self.dir.join("trash"))?;
         let mut stamps: Vec<Stamp> = match fs::read_dir(self.dir.join("stamps")) {
             Ok(entries) => entries
                 .filter_map(Result::ok)
