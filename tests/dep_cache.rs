@@ -641,3 +641,40 @@ fn glob_run_logs(jobs: &Path) -> Vec<String> {
     }
     logs
 }
+
+#[tokio::test]
+async fn what_a_failed_setup_downloaded_still_counts_against_the_bound() {
+    let failing = r#"
+[[setup]]
+name = "fill-then-fail"
+run = ["sh", "-c", "mkdir -p \"$PIP_CACHE_DIR\" && head -c 4096 /dev/zero > \"$PIP_CACHE_DIR/wheel\" && exit 1"]
+
+[[validate]]
+name = "true"
+run = ["true"]
+"#;
+    let repo = Repo::python_project(&[
+        ("requirements.txt", "attrs==23.1.0\n"),
+        (".autofix.toml", failing),
+    ]);
+    let pool = tempfile::tempdir().unwrap();
+    let failed = Job::run(repo.path(), pool.path(), 1 << 30).await;
+    assert_eq!(
+        failed.summary.failure_stage.as_deref(),
+        Some("setup"),
+        "{}",
+        failed.log
+    );
+    repo.write("requirements.txt", "attrs==24.2.0\n");
+    repo.write(".autofix.toml", QUIET_SETUP);
+    repo.git(&["commit", "-q", "-am", "bump attrs, fix setup"]);
+
+    // Room for one folder of 4 KiB, not two: the failed job's must have been counted.
+    let next = Job::run(repo.path(), pool.path(), 6000).await;
+
+    let evicted = format!(
+        "cache: evicted github/acme/calc/tools/{}",
+        failed.folder("python")
+    );
+    assert!(next.log.contains(&evicted), "{}", next.log);
+}

@@ -303,6 +303,21 @@ impl JobCaches {
         for folder in &self.tools {
             self.pool.measure(&folder.unit)?;
         }
+        self.copy_build_folders()?;
+        self.pool.evict()
+    }
+
+    /// After a setup that failed: what it downloaded is counted, and the pool brought within
+    /// its bound. Returns what was evicted.
+    pub fn after_failed_setup(&mut self) -> io::Result<Vec<(String, u64)>> {
+        for folder in &self.tools {
+            self.pool.measure(&folder.unit)?;
+        }
+        self.pool.evict()
+    }
+
+    /// The job's private copies of the build folders validation must write.
+    fn copy_build_folders(&mut self) -> io::Result<()> {
         let needs_copies = self
             .tools
             .iter()
@@ -323,7 +338,7 @@ impl JobCaches {
             }
             self.scratch = Some(scratch);
         }
-        self.pool.evict()
+        Ok(())
     }
 
     fn unit(&self, rest: &str) -> String {

@@ -125,10 +125,22 @@ impl Job<'_> {
     /// Once setup is done: the folders measured, validation's private build folders made, and
     /// the pool brought within `exec.cache_max_bytes`.
     pub(super) fn caches_after_setup(&mut self) {
+        self.settle_caches(JobCaches::after_setup);
+    }
+
+    /// Once setup has failed: what it downloaded counted, and the pool within its bound.
+    pub(super) fn caches_after_failed_setup(&mut self) {
+        self.settle_caches(JobCaches::after_failed_setup);
+    }
+
+    fn settle_caches(
+        &mut self,
+        settle: impl FnOnce(&mut JobCaches) -> std::io::Result<Vec<(String, u64)>>,
+    ) {
         let Some(caches) = self.deps.as_mut() else {
             return;
         };
-        match caches.after_setup() {
+        match settle(caches) {
             Ok(evicted) => {
                 for (unit, bytes) in evicted {
                     self.log.line(&format!(

@@ -43,7 +43,10 @@ impl Job<'_> {
         }
         let before = key.as_ref().and_then(|_| self.tree_before_setup(&files));
         for command in &self.ready.setup {
-            self.run_setup_command(command)?;
+            if let Err(failed) = self.run_setup_command(command) {
+                self.caches_after_failed_setup();
+                return Err(failed);
+            }
         }
         self.record_setup_outputs()?;
         if let (Some(key), Some(before)) = (&key, &before) {
