@@ -1,7 +1,7 @@
 //! Benchmark (not a test): how much of a repeat job's setup the dependency caches save. For a
 //! small Python project (pytest and one package from the index) and a small Rust crate (one
-//! crates.io dependency), both without `.autofix.toml` of their own — the commands are the ones
-//! detection proposes — two jobs run as the bot runs them (each in a fresh clone at its own
+//! crates.io dependency), both without `.autofix.toml` — the jobs run the commands detection
+//! finds — two jobs run as the bot runs them (each in a fresh clone at its own
 //! path, sandboxed, sharing one cache pool), then the same commands by hand with `sh` (a fresh
 //! clone each, the tools' download caches cold, then warm). Prints setup and total times and
 //! the ratio of the second job's setup to the first's (aim: under 20 %).
@@ -89,8 +89,8 @@ impl Story {
     fn measure(&self, scratch: &Path) {
         let origin = scratch.join(self.name).join("origin");
         self.make_origin(&origin);
+        // No `.autofix.toml`: the jobs run what detection finds; by hand, the same commands.
         let (setup, validate) = detected(&origin);
-        write_config(&origin, &setup, &validate);
         let pool = scratch.join(self.name).join("deps");
         let first = self.job(
             &origin,
@@ -219,10 +219,11 @@ impl Story {
         let total = started.elapsed();
         let log = std::fs::read_to_string(out.join("run/run.log")).unwrap();
         assert!(summary.failure_code.is_none(), "{log}");
-        for line in log
-            .lines()
-            .filter(|line| line.contains("setup: restored") || line.contains("cache: setup kept"))
-        {
+        for line in log.lines().filter(|line| {
+            line.contains("setup: restored")
+                || line.contains("cache: setup kept")
+                || line.contains("using the checks found")
+        }) {
             println!(
                 "{:<8}   {}",
                 self.name,
@@ -256,27 +257,6 @@ fn detected(origin: &Path) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
     let detection = Detection::detect(&FileList::new(files));
     let argv = |found: &[autofix::detect::Detected]| found.iter().map(|d| d.run.clone()).collect();
     (argv(&detection.setup), argv(&detection.validate))
-}
-
-/// The `.autofix.toml` holding exactly what detection proposes (its wiring into the pipeline
-/// lands separately), committed.
-fn write_config(origin: &Path, setup: &[Vec<String>], validate: &[Vec<String>]) {
-    let mut text = String::from("[reproduce]\nmode = \"off\"\n");
-    for (section, commands) in [("setup", setup), ("validate", validate)] {
-        for (index, argv) in commands.iter().enumerate() {
-            let quoted: Vec<String> = argv.iter().map(|arg| format!("{arg:?}")).collect();
-            text.push_str(&format!(
-                "\n[[{section}]]\nname = \"{section}-{index}\"\nrun = [{}]\n",
-                quoted.join(", ")
-            ));
-        }
-    }
-    std::fs::write(origin.join(".autofix.toml"), text).unwrap();
-    git(origin, &["add", "-A"]);
-    git(
-        origin,
-        &["commit", "-q", "-m", "the commands detection proposes"],
-    );
 }
 
 /// The same commands with `sh` in a fresh clone at `tree`, the tools' download caches in
