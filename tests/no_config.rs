@@ -346,3 +346,132 @@ fn a_node_project_installs_from_its_lockfile_and_runs_its_test_script() {
 fn a_wrong_fix_to_a_node_project_fails_its_detected_npm_test() {
     a_wrong_fix_fails_the_checks_found_in_the_repository(node());
 }
+
+#[test]
+fn a_repository_that_turns_finding_off_is_left_unchecked_and_says_so() {
+    let mut project = python();
+    project
+        .files
+        .push((".autofix.toml", "[commands]\ndetect = false\n"));
+    let repo = Repo::with(&project.files);
+    let llm = ScriptedLlm::start();
+    llm.reply_text_for_stage(
+        "triage",
+        json!({"actionable": true, "classification": "fix", "risk": "LOW",
+               "affected_files": ["calc.py"], "reason": "clamp ignores its bounds"})
+        .to_string(),
+    );
+    llm.reply_text_for_stage(
+        "plan",
+        json!({"plan_steps": ["make clamp respect both bounds"],
+               "file_changes": [{"path": "calc.py", "operation": "MODIFY"}],
+               "commit_summary": "make clamp respect its bounds", "scope": "calc"})
+        .to_string(),
+    );
+    llm.reply_text_for_stage(
+        "edit",
+        search_replace("calc.py", project.buggy, project.fixed),
+    );
+    llm.reply_text_for_stage(
+        "audit",
+        json!({"decision": "accepted", "reasons": ["ok"], "must_fixes": [], "nice_to_haves": []})
+            .to_string(),
+    );
+
+    let fix = Fix::run(repo.path(), &llm, &issue());
+
+    let result = fix.result();
+    assert_eq!(fix.output.status.code(), Some(0), "{result}");
+    assert_eq!(result["detected"], json!([]), "nothing was looked for");
+    assert_eq!(result["validated"], false);
+    assert!(
+        fix.run_log()
+            .contains("configures no [[validate]] commands and none were found in it"),
+        "{}",
+        fix.run_log()
+    );
+}
+
+#[test]
+fn a_required_reproduction_with_no_check_to_run_fails_before_the_model_is_asked() {
+    let repo = Repo::with(&[
+        ("notes.txt", "clamp should respect its bounds\n"),
+        (".autofix.toml", "[reproduce]\nmode = \"required\"\n"),
+    ]);
+    let baseline = repo.head();
+    let llm = ScriptedLlm::start();
+
+    let fix = Fix::run(repo.path(), &llm, &issue());
+
+    assert_eq!(fix.output.status.code(), Some(28), "{}", fix.run_log());
+    let result = fix.result();
+    assert_eq!(result["failure_code"], "REPRODUCTION_FAILED");
+    assert_eq!(result["failure_stage"], "preflight");
+    assert!(
+        result["reason"]
+            .as_str()
+            .unwrap()
+            .contains("configures no [[validate]] commands and none were found in it"),
+        "{result}"
+    );
+    assert!(llm.requests().is_empty(), "the model is never asked");
+    repo.assert_untouched(&baseline);
+}
+
+#[test]
+fn a_configured_setup_is_kept_and_only_the_checks_are_found() {
+    let mut project = rust();
+    project.files.push((
+        ".autofix.toml",
+        "[[setup]]\nname = \"fetch offline\"\nrun = [\"cargo\", \"fetch\"]\n",
+    ));
+    let repo = Repo::with(&project.files);
+    let llm = ScriptedLlm::start();
+    llm.reply_text_for_stage(
+        "triage",
+        json!({"actionable": true, "classification": "fix", "risk": "LOW",
+               "affected_files": [project.source], "reason": "clamp ignores its bounds"})
+        .to_string(),
+    );
+    llm.reply_text_for_stage(
+        "plan",
+        json!({"plan_steps": ["make clamp respect both bounds"],
+               "file_changes": [{"path": project.source, "operation": "MODIFY"}],
+               "commit_summary": "make clamp respect its bounds", "scope": "calc"})
+        .to_string(),
+    );
+    llm.reply_text_for_stage(
+        "edit",
+        search_replace(project.source, project.buggy, project.fixed),
+    );
+    llm.reply_text_for_stage(
+        "audit",
+        json!({"decision": "accepted", "reasons": ["ok"], "must_fixes": [], "nice_to_haves": []})
+            .to_string(),
+    );
+
+    let fix = Fix::run(repo.path(), &llm, &issue());
+
+    let result = fix.result();
+    assert_eq!(fix.output.status.code(), Some(0), "{result}");
+    assert_eq!(
+        result["networked_commands"],
+        json!(["fetch offline (`cargo fetch`)"]),
+        "the configured setup ran, not the found one"
+    );
+    assert_eq!(result["validated"], true);
+    assert_eq!(
+        detected(&result),
+        [
+            "validate: cargo build --all-targets --locked",
+            "validate: cargo test --locked"
+        ],
+        "what is reported as found is what ran"
+    );
+    assert!(
+        result["detected_left_out"]
+            .to_string()
+            .contains("configures its own [[setup]]"),
+        "{result}"
+    );
+}

@@ -180,6 +180,17 @@ impl Detection {
         detection
     }
 
+    /// The found setup set aside for the one the configuration has: each step is listed as
+    /// left out, so what is reported as found is what runs.
+    pub fn keep_configured_setup(&mut self) {
+        for found in self.setup.drain(..) {
+            self.left_out.push(LeftOut {
+                what: format!("{}: {}", place(&found.why), shown(&found.run)),
+                why: "`.autofix.toml` configures its own [[setup]]".into(),
+            });
+        }
+    }
+
     /// Whether anything would be checked: a proposal with setup alone checks nothing.
     pub fn found_checks(&self) -> bool {
         !self.validate.is_empty()

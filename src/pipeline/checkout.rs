@@ -44,12 +44,17 @@ impl Checkout {
         let baseline = workspace.head_commit().map_err(git)?;
         let LoadedRepoConfig { config, source } = RepoConfig::load(workspace.root())
             .map_err(|err| (err.failure_code(), err.to_string()))?;
-        let detection = detected_checks(&config, &workspace).map_err(|err| {
+        let mut detection = detected_checks(&config, &workspace).map_err(|err| {
             (
                 FailureCode::Preflight,
                 format!("cannot look for the repository's checks: {err}"),
             )
         })?;
+        if let Some(detection) = &mut detection
+            && !config.setup.is_empty()
+        {
+            detection.keep_configured_setup();
+        }
         let config = match &detection {
             Some(detection) => with_detected(config, detection),
             None => config,
