@@ -25,6 +25,11 @@ struct Job {
 }
 
 impl Job {
+    /// Fails the story unless the job's `run.log` holds `text`.
+    fn says(&self, text: &str) {
+        assert!(self.log.contains(text), "{}", self.log);
+    }
+
     async fn run(tree: &Path, pool: &Path, max_bytes: u64) -> Job {
         Job::run_changing(tree, pool, max_bytes, "calc.py", FIXED_PY).await
     }
@@ -120,8 +125,8 @@ async fn validation_cannot_poison_the_shared_cache_and_the_next_job_sees_the_ori
 
     let second = Job::run(repo.path(), pool.path(), 1 << 30).await;
 
-    assert!(second.log.contains("python folder"), "{}", second.log);
-    assert!(second.log.contains("(reused)"), "{}", second.log);
+    second.says("python folder");
+    second.says("(reused)");
     assert!(second.passed("marker"), "{}", second.log);
     assert_eq!(fs::read_to_string(&marker).unwrap(), "original\n");
 }
@@ -210,7 +215,7 @@ async fn a_lockfile_change_starts_a_fresh_folder_and_an_unchanged_one_reuses_it(
             .contains(&format!("python folder {} (new", first.folder("python")))
     );
     assert_eq!(again.folder("python"), first.folder("python"));
-    assert!(again.log.contains("(reused)"), "{}", again.log);
+    again.says("(reused)");
     assert_ne!(bumped.folder("python"), first.folder("python"));
     assert!(
         bumped
@@ -239,7 +244,7 @@ async fn over_the_limit_the_least_recently_used_folder_is_evicted_and_the_runnin
         "cache: evicted github/acme/calc/tools/{}",
         old.folder("python")
     );
-    assert!(new.log.contains(&evicted), "{}", new.log);
+    new.says(&evicted);
     assert!(!tool_dir(pool.path(), &old.folder("python")).exists());
     assert!(
         tool_dir(pool.path(), &new.folder("python"))
@@ -264,11 +269,7 @@ run = ["grep", "-qx", "unset", "where.txt"]
 
     let job = Job::run(repo.path(), pool.path(), 0).await;
 
-    assert!(
-        job.log.contains("cache: off (exec.cache_max_bytes = 0)"),
-        "{}",
-        job.log
-    );
+    job.says("cache: off (exec.cache_max_bytes = 0)");
     assert!(
         job.passed("unset"),
         "no tool was pointed anywhere: {}",
@@ -317,12 +318,8 @@ async fn a_second_job_in_another_work_tree_gets_setups_venv_moved_to_its_own_pat
     let second = Job::run(&second_tree, pool.path(), 1 << 30).await;
 
     assert_eq!(first.summary.failure_code, None, "{}", first.log);
-    assert!(first.log.contains("setup: venv passed"), "{}", first.log);
-    assert!(
-        first.log.contains("cache: setup kept as snapshot"),
-        "{}",
-        first.log
-    );
+    first.says("setup: venv passed");
+    first.says("cache: setup kept as snapshot");
     assert_eq!(second.summary.failure_code, None, "{}", second.log);
     assert!(
         second
@@ -426,12 +423,8 @@ run = ["sh", "-c", "grep -qx schema \"$CACHE_DIR/schema\""]
     let first = Job::run(repo.path(), pool.path(), 1 << 30).await;
     let second = Job::run(repo.path(), pool.path(), 1 << 30).await;
 
-    assert!(first.log.contains("setup: schema passed"), "{}", first.log);
-    assert!(
-        second.log.contains("setup: restored from the cache"),
-        "{}",
-        second.log
-    );
+    first.says("setup: schema passed");
+    second.says("setup: restored from the cache");
     assert!(second.passed("schema-there"), "{}", second.log);
 }
 
@@ -468,7 +461,7 @@ run = ["sh", "-c", "grep -qx ready deps/state && grep -qx attrs requirements.txt
         "{}",
         second.log
     );
-    assert!(second.log.contains("setup: deps passed"), "{}", second.log);
+    second.says("setup: deps passed");
     assert!(second.passed("as-setup-left-it"), "{}", second.log);
     assert_eq!(repo.status(), "", "the tree is put back after the job");
 }
@@ -524,18 +517,14 @@ run = ["npm", "test"]
     let second = Job::run_changing(&clone("2"), pool.path(), 1 << 30, "README", "calc\n").await;
 
     assert_eq!(first.summary.failure_code, None, "{}", first.log);
-    assert!(first.log.contains("setup: npm-ci passed"), "{}", first.log);
+    first.says("setup: npm-ci passed");
     let npm_cache = tool_dir(pool.path(), &first.folder("node")).join("npm");
     assert!(
         npm_cache.join("_cacache").is_dir(),
         "npm downloaded into the cache"
     );
     assert!(first.passed("npm-test"), "{}", first.log);
-    assert!(
-        second.log.contains("setup: restored from the cache"),
-        "{}",
-        second.log
-    );
+    second.says("setup: restored from the cache");
     assert!(second.passed("npm-test"), "{}", second.log);
 }
 
@@ -567,7 +556,7 @@ run = ["go", "test", "-v", "./..."]
     let job = Job::run_changing(repo.path(), pool.path(), 1 << 30, "README", "calc\n").await;
 
     assert_eq!(job.summary.failure_code, None, "{}", job.log);
-    assert!(job.log.contains("setup: build passed"), "{}", job.log);
+    job.says("setup: build passed");
     let shared = tool_dir(pool.path(), &job.folder("go")).join("build");
     assert!(
         fs::read_dir(&shared).unwrap().next().is_some(),
@@ -676,5 +665,5 @@ run = ["true"]
         "cache: evicted github/acme/calc/tools/{}",
         failed.folder("python")
     );
-    assert!(next.log.contains(&evicted), "{}", next.log);
+    next.says(&evicted);
 }

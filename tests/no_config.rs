@@ -39,27 +39,47 @@ fn issue() -> Value {
            "body": "`clamp(5, 0, 3)` gives 5; it should give 3.", "labels": []})
 }
 
-/// A model that triages and plans the fix of `project.source`, and writes its reproduction.
-fn model(project: &Project) -> ScriptedLlm {
+/// A model that triages and plans the fix of `source`.
+fn planning(source: &str) -> ScriptedLlm {
     let llm = ScriptedLlm::start();
     llm.reply_text_for_stage(
         "triage",
         json!({"actionable": true, "classification": "fix", "risk": "LOW",
-               "affected_files": [project.source], "reason": "clamp ignores its bounds"})
+               "affected_files": [source], "reason": "clamp ignores its bounds"})
         .to_string(),
     );
     llm.reply_text_for_stage(
         "plan",
         json!({"plan_steps": ["make clamp respect both bounds"],
-               "file_changes": [{"path": project.source, "operation": "MODIFY"}],
+               "file_changes": [{"path": source, "operation": "MODIFY"}],
                "commit_summary": "make clamp respect its bounds", "scope": "calc"})
         .to_string(),
     );
+    llm
+}
+
+/// [`planning`] the fix of `project.source`, then writing its reproduction.
+fn model(project: &Project) -> ScriptedLlm {
+    let llm = planning(project.source);
     llm.reply_text_for_stage(
         "reproduce",
         search_replace(project.test_path, "", project.test_body),
     );
     llm
+}
+
+/// The right fix of `project`, and the review that accepts it.
+fn fixes_and_accepts(llm: &ScriptedLlm, project: &Project) {
+    llm.reply_text_for_stage(
+        "edit",
+        search_replace(project.source, project.buggy, project.fixed),
+    );
+    llm.reply_text_for_stage(
+        "audit",
+        json!({"decision": "accepted", "reasons": ["fixes the bug"], "must_fixes": [],
+               "nice_to_haves": []})
+        .to_string(),
+    );
 }
 
 fn detected(result: &Value) -> Vec<String> {
@@ -84,16 +104,7 @@ fn detected(result: &Value) -> Vec<String> {
 fn a_right_fix_is_proven_by_the_checks_found_in_the_repository(project: Project) {
     let repo = Repo::with(&project.files);
     let llm = model(&project);
-    llm.reply_text_for_stage(
-        "edit",
-        search_replace(project.source, project.buggy, project.fixed),
-    );
-    llm.reply_text_for_stage(
-        "audit",
-        json!({"decision": "accepted", "reasons": ["fixes the bug"], "must_fixes": [],
-               "nice_to_haves": []})
-        .to_string(),
-    );
+    fixes_and_accepts(&llm, &project);
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
@@ -354,29 +365,8 @@ fn a_repository_that_turns_finding_off_is_left_unchecked_and_says_so() {
         .files
         .push((".autofix.toml", "[commands]\ndetect = false\n"));
     let repo = Repo::with(&project.files);
-    let llm = ScriptedLlm::start();
-    llm.reply_text_for_stage(
-        "triage",
-        json!({"actionable": true, "classification": "fix", "risk": "LOW",
-               "affected_files": ["calc.py"], "reason": "clamp ignores its bounds"})
-        .to_string(),
-    );
-    llm.reply_text_for_stage(
-        "plan",
-        json!({"plan_steps": ["make clamp respect both bounds"],
-               "file_changes": [{"path": "calc.py", "operation": "MODIFY"}],
-               "commit_summary": "make clamp respect its bounds", "scope": "calc"})
-        .to_string(),
-    );
-    llm.reply_text_for_stage(
-        "edit",
-        search_replace("calc.py", project.buggy, project.fixed),
-    );
-    llm.reply_text_for_stage(
-        "audit",
-        json!({"decision": "accepted", "reasons": ["ok"], "must_fixes": [], "nice_to_haves": []})
-            .to_string(),
-    );
+    let llm = planning(project.source);
+    fixes_and_accepts(&llm, &project);
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
@@ -426,29 +416,8 @@ fn a_configured_setup_is_kept_and_only_the_checks_are_found() {
         "[[setup]]\nname = \"fetch offline\"\nrun = [\"cargo\", \"fetch\"]\n",
     ));
     let repo = Repo::with(&project.files);
-    let llm = ScriptedLlm::start();
-    llm.reply_text_for_stage(
-        "triage",
-        json!({"actionable": true, "classification": "fix", "risk": "LOW",
-               "affected_files": [project.source], "reason": "clamp ignores its bounds"})
-        .to_string(),
-    );
-    llm.reply_text_for_stage(
-        "plan",
-        json!({"plan_steps": ["make clamp respect both bounds"],
-               "file_changes": [{"path": project.source, "operation": "MODIFY"}],
-               "commit_summary": "make clamp respect its bounds", "scope": "calc"})
-        .to_string(),
-    );
-    llm.reply_text_for_stage(
-        "edit",
-        search_replace(project.source, project.buggy, project.fixed),
-    );
-    llm.reply_text_for_stage(
-        "audit",
-        json!({"decision": "accepted", "reasons": ["ok"], "must_fixes": [], "nice_to_haves": []})
-            .to_string(),
-    );
+    let llm = planning(project.source);
+    fixes_and_accepts(&llm, &project);
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
