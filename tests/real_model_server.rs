@@ -20,7 +20,9 @@ fn openai_config(server: &ModelServer) -> ProviderConfig {
         base_url: server.base_url(),
         model: server.model(),
         api_key: SecretString::from("unused"),
-        request_timeout: Duration::from_secs(120),
+        // The test command builds llama.cpp for the portable x86-64 set, and the stories share
+        // two cores: a long prompt can take minutes, which is slow, not broken.
+        request_timeout: Duration::from_secs(480),
         max_retries: 0,
         initial_backoff: Duration::from_millis(100),
         max_backoff: Duration::from_secs(1),
