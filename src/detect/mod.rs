@@ -86,11 +86,20 @@ impl DetectedCommand {
         } else {
             format!(" (in {})", self.cwd)
         };
-        let shown = match self.run.as_slice() {
+        format!(
+            "{}: {}{place} — {}",
+            self.stage.as_str(),
+            self.shown(),
+            self.why
+        )
+    }
+
+    /// The command as a reader would type it; a shell line as `sh -c "line"`.
+    pub fn shown(&self) -> String {
+        match self.run.as_slice() {
             [sh, dash_c, line] if sh == "sh" && dash_c == "-c" => format!("sh -c {line:?}"),
             run => shown(run),
-        };
-        format!("{}: {shown}{place} — {}", self.stage.as_str(), self.why)
+        }
     }
 }
 

@@ -153,10 +153,7 @@ fn found_check_item(command: &DetectedCommand) -> String {
         DetectStage::Setup => "setup",
         DetectStage::Validate => "check",
     };
-    let run = match command.run.as_slice() {
-        [sh, dash_c, line] if sh == "sh" && dash_c == "-c" => format!("sh -c {line:?}"),
-        run => run.join(" "),
-    };
+    let run = command.shown();
     let place = if command.cwd == "." {
         String::new()
     } else {
