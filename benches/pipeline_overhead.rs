@@ -149,6 +149,7 @@ fn main() {
             cancel: Default::default(),
             approval: Default::default(),
             earlier_reproduction: None,
+            candidates: Default::default(),
         };
         let started = Instant::now();
         let summary = runtime.block_on(fix(&options, &llm)).unwrap();

@@ -210,6 +210,7 @@ async fn run_mode(llm: &dyn LlmProvider, issues: &[Issue]) -> Tally {
             cancel: Default::default(),
             approval: Default::default(),
             earlier_reproduction: None,
+            candidates: Default::default(),
         };
         let summary = fix(&options, llm)
             .await

@@ -205,6 +205,7 @@ impl Story {
             cancel: Default::default(),
             approval: Default::default(),
             earlier_reproduction: None,
+            candidates: Default::default(),
         };
         let files =
             BTreeMap::from([(self.changed.0.to_string(), Some(self.changed.1.to_string()))]);

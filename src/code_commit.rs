@@ -327,6 +327,7 @@ impl Session<'_> {
             temperature: None,
             max_output_tokens: None,
             schema: None,
+            candidate: None,
         };
         let result = self.provider.complete(&request).await;
         self.logs

@@ -381,6 +381,12 @@ fn fix_command(
         cancel: Default::default(),
         approval: Default::default(),
         earlier_reproduction: None,
+        candidates: autofix::pipeline::fix::CandidateLimits {
+            max: config.candidates.max,
+            parallel: config.exec.parallel_candidates,
+            scratch: None,
+            drafts: false,
+        },
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -392,6 +398,9 @@ fn fix_command(
             match (&summary.failure_code, &summary.subject, &summary.branch) {
                 (None, Some(subject), Some(branch)) => {
                     say!("committed on {branch}: {subject}");
+                    if let Some(line) = &summary.candidates_line {
+                        say!("{line}");
+                    }
                     for line in summary.reproduction.iter().flat_map(|r| r.lines()) {
                         say!("proof: {line}");
                     }

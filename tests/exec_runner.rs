@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use autofix::exec::{CommandOutcome, CommandSpec, run, run_async};
+use autofix::exec::{CommandOutcome, CommandSpec, StopSignal, run, run_async};
 use tempfile::TempDir;
 
 const NO_ARGS: [&str; 0] = [];
@@ -113,6 +113,49 @@ fn a_timeout_kills_the_whole_process_group_including_a_background_grandchild() {
     assert!(
         !process_is_alive(grandchild),
         "the background sleep {grandchild} survived the timeout"
+    );
+}
+
+#[test]
+fn a_stopped_command_ends_with_its_whole_group_and_says_it_was_stopped() {
+    let dir = workdir();
+    script(
+        dir.path(),
+        "long.sh",
+        "sleep 300 &\necho $! > grandchild.pid\necho started\nsleep 300\necho finished\n",
+    );
+    let stop = StopSignal::new();
+    let stopper = stop.clone();
+    let marker = dir.path().join("grandchild.pid");
+    let waiter = std::thread::spawn(move || {
+        while !marker.exists() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        stopper.stop();
+    });
+
+    let outcome = run(&CommandSpec::new("./long.sh", NO_ARGS, dir.path())
+        .with_timeout(NEVER_IN_PRACTICE)
+        .stopped_by(stop))
+    .expect("the script starts");
+    waiter.join().unwrap();
+
+    assert!(!outcome.timed_out, "stopped, not timed out");
+    assert_eq!(outcome.signal, Some(libc::SIGKILL));
+    assert!(
+        outcome.output.starts_with("started\n") && !outcome.output.contains("finished"),
+        "{}",
+        outcome.output
+    );
+    assert!(
+        outcome.output.contains("stopped before its end"),
+        "{}",
+        outcome.output
+    );
+    let grandchild = pid_written_to(dir.path().join("grandchild.pid"));
+    assert!(
+        !process_is_alive(grandchild),
+        "the background sleep {grandchild} survived the stop"
     );
 }
 

@@ -53,6 +53,7 @@ fn request(stage: &str, prompt: &str) -> LlmRequest {
         temperature: None,
         max_output_tokens: None,
         schema: None,
+        candidate: None,
     }
 }
 
@@ -64,6 +65,7 @@ fn full_request() -> LlmRequest {
         temperature: Some(0.5),
         max_output_tokens: Some(1000),
         schema: None,
+        candidate: None,
     }
 }
 

@@ -37,6 +37,7 @@ pub fn run_build(project: &Path, settings: &BuildSettings) -> BuildReport {
         env_set: Vec::new(),
         output_limit: settings.output_limit,
         jail: settings.jail.clone(),
+        stop: None,
     };
     match exec::run(&spec) {
         Err(error) => BuildReport {

@@ -165,6 +165,8 @@ fn worker_settings(config: &ServiceConfig) -> Result<WorkerSettings, String> {
         sandbox: config.sandbox(),
         push_to: config.forge.push_to,
         cache_max_bytes: config.exec.cache_max_bytes,
+        max_candidates: config.candidates.max,
+        parallel_candidates: config.exec.parallel_candidates,
     })
 }
 

@@ -38,6 +38,7 @@ pub struct ServiceConfig {
     pub github: GitHubSection,
     pub gitlab: GitLabSection,
     pub bot: BotSection,
+    pub candidates: CandidatesSection,
     /// The files the configuration was read from (the `--config` file and every `…_FILE`
     /// secret): never visible to a sandboxed command.
     #[serde(skip)]
@@ -201,6 +202,16 @@ pub struct ExecSection {
     pub core_dumps: bool,
     /// Bound of the dependency caches (`0`: none).
     pub cache_max_bytes: u64,
+    /// Candidates of one job validated at the same time (each in its own sandbox).
+    pub parallel_candidates: usize,
+}
+
+/// The service's bound on the candidates a repository may ask for.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CandidatesSection {
+    /// Most candidate changes per job; a repository's `[candidates] count` above it is lowered.
+    pub max: u32,
 }
 
 impl GitHubSection {

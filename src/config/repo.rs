@@ -2,6 +2,7 @@
 //! (validation commands, repair and audit limits, denied paths, git and PR conventions, budgets).
 
 mod check;
+pub use check::MAX_CANDIDATES;
 mod commands;
 mod instructions;
 mod locate;
@@ -95,6 +96,7 @@ pub struct RepoConfig {
     pub budget: BudgetSection,
     pub commands: CommandsSection,
     pub reproduce: ReproduceSection,
+    pub candidates: CandidatesSection,
 }
 
 /// One validation command. `name`, `run` and `timeout_secs` are written by other tools too.
@@ -157,6 +159,37 @@ impl SetupStep {
 pub struct RepairSection {
     /// Edit rounds after the first while validation fails.
     pub max_attempts: u32,
+}
+
+/// Several candidate changes per job, each validated in a work tree of its own, the best
+/// chosen by evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CandidatesSection {
+    /// Candidate changes asked for: 1 to 5 (bounded by the service's `candidates.max`).
+    pub count: u32,
+    /// What the bot does when no candidate is proven: fail, or open a draft titled `[unproven]`.
+    pub on_unproven: OnUnproven,
+}
+
+impl Default for CandidatesSection {
+    fn default() -> Self {
+        CandidatesSection {
+            count: 1,
+            on_unproven: OnUnproven::Fail,
+        }
+    }
+}
+
+/// What a job with no proven candidate ends with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnUnproven {
+    /// `VALIDATION_FAILED`, the best candidate's evidence in the failure comment.
+    #[default]
+    Fail,
+    /// A draft pull request titled `[unproven]` whose body says why (the bot only).
+    Draft,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

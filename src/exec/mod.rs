@@ -5,11 +5,13 @@ mod capture;
 mod environment;
 mod program;
 pub mod sandbox;
+mod stop;
 mod supervise;
 mod warnings;
 
 pub use environment::{DEFAULT_ENV_ALLOW, looks_like_secret};
 pub use sandbox::{Access, Jail, Limits, Sandbox, SandboxMode};
+pub use stop::StopSignal;
 pub use warnings::warning_lines;
 
 use std::ffi::OsString;
@@ -40,6 +42,8 @@ pub struct CommandSpec {
     /// The sandbox and limits the command runs in; `None` runs it as this process's own child
     /// with no limits (only for the user's own commands on the user's own files).
     pub jail: Option<Jail>,
+    /// Ends the command early (its group killed) once set; `None`: it runs to its end.
+    pub stop: Option<StopSignal>,
 }
 
 impl CommandSpec {
@@ -67,12 +71,19 @@ impl CommandSpec {
             env_set: Vec::new(),
             output_limit: Self::DEFAULT_OUTPUT_LIMIT,
             jail: None,
+            stop: None,
         }
     }
 
     /// Runs the command in `jail` (confined unless its sandbox is turned off, limited always).
     pub fn confined(mut self, jail: Jail) -> Self {
         self.jail = Some(jail);
+        self
+    }
+
+    /// Ends the command as soon as `stop` is set.
+    pub fn stopped_by(mut self, stop: StopSignal) -> Self {
+        self.stop = Some(stop);
         self
     }
 
@@ -263,29 +274,39 @@ pub fn run(spec: &CommandSpec) -> Result<CommandOutcome, ExecError> {
     })?;
     tracing::debug!(program = %spec.program, cwd = %cwd.display(), pid = child.id(), confined = launch.confined, "command started");
 
-    let ended = supervise::supervise(&mut child, pipe, spec.timeout, spec.output_limit).map_err(
-        |error| {
-            spawn_error(io::Error::new(
-                error.kind(),
-                format!("lost track of the running command: {error}"),
-            ))
-        },
-    )?;
+    let ended = supervise::supervise(
+        &mut child,
+        pipe,
+        spec.timeout,
+        spec.output_limit,
+        spec.stop.as_ref(),
+    )
+    .map_err(|error| {
+        spawn_error(io::Error::new(
+            error.kind(),
+            format!("lost track of the running command: {error}"),
+        ))
+    })?;
     if let Some(status) = status
         && !sandbox_started(status)
         && !ended.timed_out
+        && !ended.stopped
     {
         return Err(ExecError::SandboxUnavailable {
             program: spec.program.clone(),
             detail: ended.output.text.trim().to_string(),
         });
     }
+    let mut output = ended.output.text;
+    if ended.stopped {
+        output.push_str("\n[... stopped before its end: the job no longer needs its result ...]\n");
+    }
     let outcome = CommandOutcome {
         exit_code: ended.exit_code,
         signal: ended.signal,
         timed_out: ended.timed_out,
         duration: ended.duration,
-        output: ended.output.text,
+        output,
         output_bytes: ended.output.total,
         truncated: ended.output.truncated,
     };

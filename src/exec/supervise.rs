@@ -7,6 +7,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+use super::StopSignal;
 use super::capture::{CappedOutput, CapturedText};
 
 /// Bytes read from the pipe at once: its default capacity on Linux.
@@ -16,14 +17,26 @@ const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(20);
 /// How long to keep reading after the group is killed. Its members die at once; only a
 /// process that left the group (a new session) could hold the pipe open longer.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// How often a command that may be stopped looks at its stop signal.
+const STOP_CHECK_INTERVAL: Duration = Duration::from_millis(100);
 
 /// How the supervised command ended.
 pub(super) struct Supervised {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub timed_out: bool,
+    /// Ended by its stop signal.
+    pub stopped: bool,
     pub duration: Duration,
     pub output: CapturedText,
+}
+
+/// Why watching a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watched {
+    Exited,
+    TimedOut,
+    Stopped,
 }
 
 /// Runs `child` (the leader of its own process group, writing to `pipe`) to its end.
@@ -35,11 +48,12 @@ pub(super) fn supervise(
     pipe: PipeReader,
     timeout: Duration,
     output_limit: usize,
+    stop: Option<&StopSignal>,
 ) -> io::Result<Supervised> {
     let started = Instant::now();
     let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
     let mut output = OutputPipe::new(pipe, output_limit);
-    let watched = watch(pid, &mut output, started.checked_add(timeout));
+    let watched = watch(pid, &mut output, started.checked_add(timeout), stop);
     let duration = started.elapsed();
 
     // On timeout this ends the command; after a normal exit it clears away what the command
@@ -50,7 +64,7 @@ pub(super) fn supervise(
     let _ = child.kill();
     let drained = output.drain(DRAIN_GRACE);
     let status = child.wait()?;
-    let timed_out = watched?;
+    let watched = watched?;
     let mut captured = output.finish();
     if !drained? {
         captured.text.push_str(
@@ -60,30 +74,42 @@ pub(super) fn supervise(
     Ok(Supervised {
         exit_code: status.code(),
         signal: status.signal(),
-        timed_out,
+        timed_out: watched == Watched::TimedOut,
+        stopped: watched == Watched::Stopped,
         duration,
         output: captured,
     })
 }
 
-/// Reads output until the child exits or `deadline` passes; true when the deadline did.
-fn watch(pid: libc::pid_t, output: &mut OutputPipe, deadline: Option<Instant>) -> io::Result<bool> {
+/// Reads output until the child exits, `deadline` passes or `stop` is set.
+fn watch(
+    pid: libc::pid_t,
+    output: &mut OutputPipe,
+    deadline: Option<Instant>,
+    stop: Option<&StopSignal>,
+) -> io::Result<Watched> {
     let exit_notice = open_pidfd(pid);
     while !has_exited(pid)? {
+        if stop.is_some_and(StopSignal::is_stopped) {
+            return Ok(Watched::Stopped);
+        }
         let remaining = deadline.map_or(Duration::MAX, |d| {
             d.saturating_duration_since(Instant::now())
         });
         if remaining.is_zero() {
-            return Ok(true);
+            return Ok(Watched::TimedOut);
         }
-        let wait = if exit_notice.is_some() {
+        let mut wait = if exit_notice.is_some() {
             remaining
         } else {
             remaining.min(EXIT_CHECK_INTERVAL)
         };
+        if stop.is_some() {
+            wait = wait.min(STOP_CHECK_INTERVAL);
+        }
         output.read_when_ready(exit_notice.as_ref().map(AsFd::as_fd), wait)?;
     }
-    Ok(false)
+    Ok(Watched::Exited)
 }
 
 /// The read end of the command's output pipe and what has been captured from it.

@@ -247,6 +247,12 @@ impl<V: Vendor> HttpProvider<V> {
             ))
         })?;
         headers.insert(HeaderName::from_static("x-autofix-stage"), stage);
+        if let Some(candidate) = request.candidate {
+            headers.insert(
+                HeaderName::from_static("x-autofix-candidate"),
+                HeaderValue::from(candidate),
+            );
+        }
         Ok(headers)
     }
 

@@ -19,6 +19,9 @@ pub(crate) use http::error_chain;
 /// The header that tells a log reader (and the scripted test server) which stage asked.
 pub const STAGE_HEADER: &str = "X-Autofix-Stage";
 
+/// The header that says which of a job's candidates asked (1-based), when it asks for several.
+pub const CANDIDATE_HEADER: &str = "X-Autofix-Candidate";
+
 /// One prompt for one pipeline stage (`initial`, `repair`, `triage`, `plan`, `edit`, `audit`, …).
 #[derive(Debug, Clone, Default)]
 pub struct LlmRequest {
@@ -30,6 +33,8 @@ pub struct LlmRequest {
     pub max_output_tokens: Option<u32>,
     /// The JSON Schema the answer must follow, sent the way the vendor enforces one.
     pub schema: Option<ResponseSchema>,
+    /// Sent as the `X-Autofix-Candidate` header: which of the job's candidates asks.
+    pub candidate: Option<u32>,
 }
 
 /// A JSON answer's schema and its name (`triage`, `plan`, …): OpenAI's `json_schema.name`,
@@ -202,6 +207,20 @@ impl std::fmt::Display for ProviderKind {
     }
 }
 
+/// Whether `model` takes a sampling temperature: OpenAI's reasoning models (`o1`, `o3`, `o4-mini`,
+/// `gpt-5`…) accept only their default, so their candidates differ by instructions instead.
+pub fn accepts_temperature(model: &str) -> bool {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let reasoning = ["o1", "o3", "o4", "gpt-5"]
+        .iter()
+        .any(|family| name == *family || name.starts_with(&format!("{family}-")));
+    !reasoning
+}
+
 /// Builds the provider `config` names.
 ///
 /// Fails when the base URL is not an absolute http(s) URL, when the model is empty, or when
@@ -247,6 +266,30 @@ pub fn is_hosted_vendor(base_url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reasoning_models_are_not_given_a_temperature_and_the_others_are() {
+        for model in [
+            "o1",
+            "o3-mini",
+            "o4-mini",
+            "gpt-5",
+            "gpt-5-mini",
+            "openai/o3",
+        ] {
+            assert!(!accepts_temperature(model), "{model}");
+        }
+        for model in [
+            "gpt-4o",
+            "gpt-4.1-mini",
+            "claude-sonnet-4-5",
+            "gemini-2.5-flash",
+            "smollm2",
+            "o",
+        ] {
+            assert!(accepts_temperature(model), "{model}");
+        }
+    }
 
     #[test]
     fn hosted_vendors_are_told_from_local_and_self_hosted_servers() {

@@ -309,6 +309,7 @@ impl Runner<'_> {
             temperature: Some(self.options.llm_temperature),
             max_output_tokens: None,
             schema: None,
+            candidate: None,
         };
         let response = match self.llm.complete(&request).await {
             Ok(response) => response,

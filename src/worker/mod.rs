@@ -50,6 +50,10 @@ pub struct WorkerSettings {
     pub push_to: crate::forge::PushTo,
     /// Bound of the dependency caches under `<workdir>/deps` (`exec.cache_max_bytes`; 0: none).
     pub cache_max_bytes: u64,
+    /// Most candidates per job (`candidates.max`) and how many are validated at once
+    /// (`exec.parallel_candidates`).
+    pub max_candidates: u32,
+    pub parallel_candidates: usize,
 }
 
 /// Everything a job needs, shared by every worker.

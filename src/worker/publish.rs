@@ -458,14 +458,31 @@ pub struct ChangeRequestFacts<'a> {
     pub reproduction: Option<&'a Reproduction>,
     /// The checks found in the repository and run because it configures none.
     pub detected: &'a [DetectedCommand],
+    /// The choice among the job's candidates, when it asked for several.
+    pub candidates: Option<&'a str>,
+    /// Why the change is not proven, when the repository asked for a draft rather than nothing.
+    pub unproven: Option<&'a str>,
 }
 
 /// The pull/merge request body: summary, `Fixes #N`, files, validation table, repairs, tokens.
 pub fn change_request_body(facts: &ChangeRequestFacts<'_>) -> String {
     let mut text = String::new();
     let _ = writeln!(text, "{}\n", inert(facts.subject));
+    if let Some(why) = facts.unproven {
+        let _ = writeln!(
+            text,
+            "## Not proven\n\n**This change is not proven to fix the issue:** {}\n\nNone of the \
+             candidates passed its evidence, and the repository asks for the best one as a draft \
+             (`[candidates] on_unproven = \"draft\"`) rather than nothing. Do not merge it as it \
+             is: read it as a starting point.\n",
+            inert(why)
+        );
+    }
     if let Some(reproduction) = facts.reproduction {
         text.push_str(&proof_section(reproduction));
+    }
+    if let Some(candidates) = facts.candidates {
+        let _ = writeln!(text, "## Candidates\n\n{}\n", inert(candidates));
     }
     if !facts.plan_steps.is_empty() {
         let _ = writeln!(text, "## Summary\n");
@@ -736,6 +753,8 @@ mod tests {
             notes: &[],
             reproduction: None,
             detected: &[],
+            candidates: None,
+            unproven: None,
         };
         let body = change_request_body(&facts);
         assert!(body.contains("Fixes #7"));
@@ -781,6 +800,8 @@ mod tests {
             notes: &[],
             reproduction: None,
             detected: &[],
+            candidates: None,
+            unproven: None,
         };
         let body = change_request_body(&facts);
         assert!(
@@ -839,7 +860,32 @@ mod tests {
             notes: &[],
             reproduction,
             detected: &[],
+            candidates: None,
+            unproven: None,
         }
+    }
+
+    #[test]
+    fn the_body_names_the_chosen_candidate_and_says_plainly_when_a_change_is_not_proven() {
+        let line = "3 candidates: #2 chosen — the only one that passes `t`; #1 breaks `u`";
+        let chosen = change_request_body(&ChangeRequestFacts {
+            candidates: Some(line),
+            ..facts_with(None)
+        });
+        assert!(
+            chosen.contains("## Candidates\n\n3 candidates: #&#8203;2 chosen"),
+            "{chosen}"
+        );
+        assert!(!chosen.contains("Not proven"), "{chosen}");
+        let unproven = change_request_body(&ChangeRequestFacts {
+            candidates: Some(line),
+            unproven: Some("no candidate passes `t`"),
+            ..facts_with(None)
+        });
+        assert!(
+            unproven.contains("## Not proven\n\n**This change is not proven to fix the issue:** no candidate passes `t`"),
+            "{unproven}"
+        );
     }
 
     #[test]

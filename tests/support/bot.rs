@@ -404,6 +404,8 @@ impl BotTester {
                 sandbox,
                 push_to: PushTo::Base,
                 cache_max_bytes: autofix::pipeline::dep_cache::DEFAULT_MAX_BYTES,
+                max_candidates: 5,
+                parallel_candidates: 2,
             },
             redactor,
         ));

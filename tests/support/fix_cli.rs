@@ -123,6 +123,7 @@ pub fn revalidation_options(repo: &Path, out: &Path) -> FixOptions {
         cancel: Default::default(),
         approval: Default::default(),
         earlier_reproduction: None,
+        candidates: Default::default(),
     }
 }
 

@@ -36,6 +36,9 @@ pub const NO_REPLY_QUEUED: &str = "scripted LLM: no reply queued";
 /// The header the providers send the pipeline stage in (lower case, as recorded).
 const STAGE_HEADER: &str = "x-autofix-stage";
 
+/// The header a job's candidate sends its number in (lower case, as recorded).
+const CANDIDATE_HEADER: &str = "x-autofix-candidate";
+
 /// Reads a recorded vendor payload from `tests/data/llm/`, e.g. `"gemini/generate_content.json"`.
 pub fn llm_fixture(relative: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -262,11 +265,19 @@ struct Script {
 }
 
 impl Script {
-    fn take_reply(&mut self, stage: Option<&str>) -> Option<Reply> {
-        let staged = stage
-            .and_then(|stage| self.by_stage.get_mut(stage))
+    fn take_reply(&mut self, stage: Option<&str>, candidate: Option<&str>) -> Option<Reply> {
+        let for_candidate = stage
+            .zip(candidate)
+            .and_then(|(stage, candidate)| self.by_stage.get_mut(&format!("{stage}#{candidate}")))
             .and_then(VecDeque::pop_front);
-        staged.or_else(|| self.queue.pop_front())
+        let staged = || {
+            stage
+                .and_then(|stage| self.by_stage.get_mut(stage))
+                .and_then(VecDeque::pop_front)
+        };
+        for_candidate
+            .or_else(staged)
+            .or_else(|| self.queue.pop_front())
     }
 
     fn unused_replies(&self) -> Vec<String> {
@@ -361,6 +372,12 @@ impl ScriptedLlm {
     /// Queues `reply`, sent only after `delay`.
     pub fn reply_after(&self, delay: Duration, reply: Reply) -> &Self {
         self.reply(reply.after(delay))
+    }
+
+    /// Queues a reply only candidate `number`'s requests of this stage take; these go before
+    /// the stage's own queue.
+    pub fn reply_for_candidate(&self, stage: &str, number: u32, reply: Reply) -> &Self {
+        self.reply_for_stage(&format!("{stage}#{number}"), reply)
     }
 
     /// Queues a reply only a request of this stage takes; these go before the plain queue.
@@ -501,7 +518,9 @@ async fn answer(
         let mut script = lock(&script);
         script.requests.push(request.clone());
         let reply = match request.vendor {
-            Some(_) => script.take_reply(request.stage.as_deref()),
+            Some(_) => {
+                script.take_reply(request.stage.as_deref(), request.header(CANDIDATE_HEADER))
+            }
             None => None,
         };
         if reply.is_none() {

@@ -17,6 +17,8 @@ use crate::git::CommitKind;
 /// Three hours: longer than any build a bot should wait for, short enough to catch a typo.
 pub(super) const MAX_TIMEOUT_SECS: u64 = 3 * 60 * 60;
 pub(super) const MAX_REPAIR_ATTEMPTS: u32 = 10;
+/// Most candidate changes one job may ask for.
+pub const MAX_CANDIDATES: u32 = 5;
 pub(super) const MAX_AUDIT_ROUNDS: u32 = 5;
 pub(super) const MAX_INSTRUCTION_BYTES: usize = 256 * 1024;
 pub(super) const TOKEN_BOUNDS: (u64, u64) = (1_000, 100_000_000);
@@ -361,6 +363,11 @@ fn check_repair_and_audit(config: &RepoConfig, problems: &mut Problems) {
         KeyPath::root().key("repair").key("max_attempts"),
         config.repair.max_attempts,
         (0, MAX_REPAIR_ATTEMPTS),
+    );
+    problems.bounded(
+        KeyPath::root().key("candidates").key("count"),
+        config.candidates.count,
+        (1, MAX_CANDIDATES),
     );
     problems.bounded(
         KeyPath::root().key("audit").key("max_rounds"),

@@ -1,6 +1,7 @@
 //! Talking to the model and keeping to the job's limits: each exchange kept as artifacts, JSON
 //! answers read with one corrective round, the budget and a maintainer's cancel checked.
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::{Failed, Job, io_failure};
@@ -9,6 +10,9 @@ use crate::llm::{LlmRequest, LlmResponse, ResponseSchema};
 use crate::pipeline::StageOutputError;
 use crate::pipeline::json_stage::{Problem, corrective_prompt};
 use crate::telemetry::StageClock;
+
+/// The sampling temperature of candidates after the first.
+const CANDIDATE_TEMPERATURE: f32 = 0.8;
 
 impl Job<'_> {
     /// One LLM exchange for `stage` (its answer capped at `cap` tokens, in `schema` when
@@ -33,9 +37,10 @@ impl Job<'_> {
             stage: stage.to_string(),
             system: None,
             prompt,
-            temperature: Some(0.0),
+            temperature: Some(self.temperature()),
             max_output_tokens: Some(cap),
             schema,
+            candidate: self.candidate,
         };
         let response = self
             .llm
@@ -44,6 +49,10 @@ impl Job<'_> {
             .map_err(|err| Failed::new(FailureCode::LlmError, stage, err.to_string()))?;
         self.summary.input_tokens += response.usage.input_tokens;
         self.summary.output_tokens += response.usage.output_tokens;
+        self.tokens.fetch_add(
+            response.usage.input_tokens + response.usage.output_tokens,
+            Ordering::SeqCst,
+        );
         self.log
             .write_text(&format!("rounds/{stem}-response.txt"), &response.text)
             .map_err(io_failure(stage))?;
@@ -107,13 +116,21 @@ impl Job<'_> {
                 "cancelled by a maintainer",
             ));
         }
+        if self.stop.is_stopped() {
+            return Err(Failed::new(
+                FailureCode::Cancelled,
+                stage,
+                "stopped: another candidate passed everything first",
+            ));
+        }
         Ok(())
     }
 
     pub(super) fn check_budget(&self, stage: &'static str) -> Result<(), Failed> {
         self.check_cancelled(stage)?;
         let budget = &self.ready.config.budget;
-        let tokens = self.summary.input_tokens + self.summary.output_tokens;
+        // Every candidate of the job counts against the one budget.
+        let tokens = self.tokens.load(Ordering::SeqCst);
         if tokens > budget.max_tokens {
             return Err(Failed::new(
                 FailureCode::BudgetExceeded,
@@ -137,6 +154,17 @@ impl Job<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// Candidate 1 (and a job of one) asks for the likeliest answer; the others sample, when
+    /// the model takes a temperature.
+    fn temperature(&self) -> f32 {
+        match self.candidate {
+            Some(number) if number > 1 && crate::llm::accepts_temperature(self.llm.model()) => {
+                CANDIDATE_TEMPERATURE
+            }
+            _ => 0.0,
+        }
     }
 
     pub(super) fn start(&self, stage: &str) -> StageClock {

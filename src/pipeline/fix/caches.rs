@@ -11,7 +11,8 @@ impl Job<'_> {
     /// run log and the job goes on without it: it only saves time.
     pub(super) fn open_caches(&mut self, files: &[String]) {
         let ws = &self.ready.workspace;
-        match JobCaches::open(&self.options.dep_cache, ws.common_dir(), ws.root(), files) {
+        let home = &self.ready.cache_home;
+        match JobCaches::open(&self.options.dep_cache, home, ws.root(), files) {
             Ok(None) => self
                 .log
                 .line("cache: off (exec.cache_max_bytes = 0): every tool downloads afresh"),

@@ -15,7 +15,7 @@ impl Job<'_> {
     /// the job's cache writable — or puts back what they left last time, when the dependency
     /// cache holds it for the same commands and dependency files. What they leave in the tree
     /// is kept for validation and never committed.
-    pub(super) fn setup(&mut self) -> Result<(), Failed> {
+    pub(super) async fn setup(&mut self) -> Result<(), Failed> {
         let files = match self.options.dep_cache.max_bytes {
             0 => Vec::new(),
             _ => self.listed_files(),
@@ -43,7 +43,7 @@ impl Job<'_> {
         }
         let before = key.as_ref().and_then(|_| self.tree_before_setup(&files));
         for command in &self.ready.setup {
-            if let Err(failed) = self.run_setup_command(command) {
+            if let Err(failed) = self.run_setup_command(command).await {
                 self.caches_after_failed_setup();
                 return Err(failed);
             }
@@ -56,9 +56,11 @@ impl Job<'_> {
         Ok(())
     }
 
-    fn run_setup_command(&mut self, command: &ValidationCommand) -> Result<(), Failed> {
+    async fn run_setup_command(&mut self, command: &ValidationCommand) -> Result<(), Failed> {
         self.check_budget("setup")?;
-        let outcome = self.run_confined("setup", command, Access::Writable)?;
+        let outcome = self
+            .run_confined("setup", command, Access::Writable)
+            .await?;
         self.log
             .write_command_log(&format!("setup-{}", command.name), &outcome.output)
             .map_err(io_failure("setup"))?;
@@ -110,23 +112,23 @@ impl Job<'_> {
     /// One validation command on the tree as it is, rerun once at once when it fails without
     /// timing out (on the same tree: what the first run wrote is put back first), with the
     /// whole output of the last run.
-    pub(super) fn run_check(
+    pub(super) async fn run_check(
         &mut self,
         stage: &'static str,
         command: &ValidationCommand,
     ) -> Result<(CheckRun, String), Failed> {
-        let (first, output) = self.run_reported(stage, command, "")?;
+        let (first, output) = self.run_reported(stage, command, "").await?;
         if first.passed || first.timed_out {
             // A hang is not a flake worth waiting out twice.
             return Ok((CheckRun::new(first, None), output));
         }
         self.keep_only_the_model_work(stage)?;
-        let (rerun, output) = self.run_reported(stage, command, "-rerun")?;
+        let (rerun, output) = self.run_reported(stage, command, "-rerun").await?;
         Ok((CheckRun::new(first, Some(rerun)), output))
     }
 
     /// One run of a validation command, its output kept as an artifact and its report read.
-    pub(super) fn run_reported(
+    pub(super) async fn run_reported(
         &mut self,
         stage: &'static str,
         command: &ValidationCommand,
@@ -134,7 +136,7 @@ impl Job<'_> {
     ) -> Result<(CommandReport, String), Failed> {
         self.check_budget(stage)?;
         let started = SystemTime::now();
-        let outcome = self.run_confined(stage, command, Access::ReadOnly)?;
+        let outcome = self.run_confined(stage, command, Access::ReadOnly).await?;
         let log_name = match stage {
             "base" | "reproduce" => format!("{stage}-{}{suffix}", command.name),
             _ => format!("{}{suffix}", command.name),
@@ -150,6 +152,9 @@ impl Job<'_> {
             started,
             command.fail_on_warnings,
         );
+        if stage == "validate" {
+            self.summary.validation_ms += outcome.duration.as_millis() as u64;
+        }
         self.log.line(&format!(
             "{stage}: ran {}{suffix} ({})",
             command.name,
@@ -161,7 +166,7 @@ impl Job<'_> {
     /// Runs one repository command in the job's sandbox: the work tree writable, its `.git` not,
     /// the cache folders with `cache` access (a job's own copy of the build folders writable in
     /// validation), the network only when the step asks for it.
-    pub(super) fn run_confined(
+    pub(super) async fn run_confined(
         &mut self,
         stage: &'static str,
         command: &ValidationCommand,
@@ -190,7 +195,12 @@ impl Job<'_> {
                 self.summary.networked_commands.push(line);
             }
         }
-        exec::run(&spec.confined(jail)).map_err(|err| match err {
+        let spec = spec.confined(jail).stopped_by(self.stop.clone());
+        let outcome = exec::run_async(spec).await;
+        // A command stopped by a maintainer's cancel (or because another candidate won) ends
+        // the job's work here, whatever it printed.
+        self.check_cancelled(stage)?;
+        outcome.map_err(|err| match err {
             ExecError::SandboxUnavailable { .. } => Failed::new(
                 FailureCode::SandboxUnavailable,
                 stage,

@@ -15,10 +15,41 @@ use crate::pipeline::context::{self, Context};
 use crate::pipeline::plan::Plan;
 use crate::pipeline::prompts::{Feedback, edit_prompt};
 
+/// An edit round's outcome: applied, or refused with the feedback the next round gets.
+pub(super) type Edited = Result<(), (Failed, Feedback)>;
+
 impl Job<'_> {
     /// Edit, validate and review until the change is accepted or a budget is spent.
     pub(super) async fn edit_until_accepted(
         &mut self,
+        plan: &Plan,
+        ranking: &Ranking,
+        work_base: &CommitSha,
+    ) -> Result<(), Failed> {
+        let first = self.first_edit(plan, ranking).await?;
+        self.accept(first, plan, ranking, work_base).await
+    }
+
+    /// The first edit round: the model's answer asked for and applied.
+    pub(super) async fn first_edit(
+        &mut self,
+        plan: &Plan,
+        ranking: &Ranking,
+    ) -> Result<Edited, Failed> {
+        let clock = self.start("edit");
+        let edited = self.edit("edit", plan, ranking, None).await;
+        match &edited {
+            Ok(Ok(())) => clock.ok(),
+            Ok(Err((refused, _))) | Err(refused) => clock.failed(&refused.reason),
+        }
+        edited
+    }
+
+    /// From the `first` edit on: validate and review, repairing with what failed, until the
+    /// change is accepted or a budget is spent.
+    pub(super) async fn accept(
+        &mut self,
+        first: Edited,
         plan: &Plan,
         ranking: &Ranking,
         work_base: &CommitSha,
@@ -34,19 +65,26 @@ impl Job<'_> {
         // The last verdict that judged the change worse: a repair whose answer cannot be
         // applied leaves that change as it was, so it stays what the job ends with.
         let mut judged_worse: Option<Failed> = None;
+        let mut first = Some(first);
         loop {
-            let stage = if feedback.is_none() { "edit" } else { "repair" };
-            let clock = self.start(stage);
-            let edited = self.edit(stage, plan, ranking, feedback.as_ref()).await;
-            match &edited {
-                Ok(Ok(())) => clock.ok(),
-                Ok(Err((refused, _))) | Err(refused) => clock.failed(&refused.reason),
-            }
-            let failure = match edited? {
+            let edited = match first.take() {
+                Some(first) => first,
+                None => {
+                    let stage = if feedback.is_none() { "edit" } else { "repair" };
+                    let clock = self.start(stage);
+                    let edited = self.edit(stage, plan, ranking, feedback.as_ref()).await;
+                    match &edited {
+                        Ok(Ok(())) => clock.ok(),
+                        Ok(Err((refused, _))) | Err(refused) => clock.failed(&refused.reason),
+                    }
+                    edited?
+                }
+            };
+            let failure = match edited {
                 Err((failed, refusal)) => (failed, refusal),
                 Ok(()) => {
                     let clock = self.start("validate");
-                    let validated = self.validate();
+                    let validated = self.validate().await;
                     match &validated {
                         Ok((judgement, _)) => match judgement.first_worse() {
                             Some(worse) => {
@@ -142,7 +180,7 @@ impl Job<'_> {
         plan: &Plan,
         ranking: &Ranking,
         feedback: Option<&Feedback>,
-    ) -> Result<Result<(), (Failed, Feedback)>, Failed> {
+    ) -> Result<Edited, Failed> {
         let ready = self.ready;
         let context = context::build(
             &ready.root,
@@ -151,7 +189,7 @@ impl Job<'_> {
             ranking,
             self.options.context_tokens,
         );
-        let prompt = edit_prompt(
+        let mut prompt = edit_prompt(
             &ready.issue,
             plan,
             &context,
@@ -159,6 +197,9 @@ impl Job<'_> {
             self.proof.as_ref(),
             feedback,
         );
+        if let Some(approach) = self.candidate_approach() {
+            prompt.push_str(&format!("\n\n## Your approach\n\n{approach}\n"));
+        }
         let cap = self
             .options
             .output_caps
@@ -259,6 +300,26 @@ impl Job<'_> {
         self.log
             .line(&format!("audit: {:?}", review.decision).to_lowercase());
         Ok(review)
+    }
+}
+
+/// How candidates after the first differ when the model takes no temperature: each its own
+/// way of going at the fix.
+const APPROACHES: [&str; 4] = [
+    "Make the smallest change that fixes the issue.",
+    "Fix the root cause of the issue, even where that takes a larger change.",
+    "Follow the repository's own instructions and conventions closely.",
+    "Fix it the way the surrounding code solves similar problems, reusing its helpers.",
+];
+
+impl Job<'_> {
+    /// The approach candidate 2 and later are told to take, when sampling cannot vary them.
+    fn candidate_approach(&self) -> Option<&'static str> {
+        let number = self.candidate.filter(|number| *number > 1)?;
+        if crate::llm::accepts_temperature(self.llm.model()) {
+            return None;
+        }
+        Some(APPROACHES[(number as usize - 2) % APPROACHES.len()])
     }
 }
 

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -25,7 +25,7 @@ use super::test_report::CommandReport;
 use super::triage::Triage;
 use crate::detect::{DetectedCommand, LeftOut};
 use crate::edits::paths;
-use crate::exec::Sandbox;
+use crate::exec::{Sandbox, StopSignal};
 use crate::failure::FailureCode;
 use crate::git::{CommitKind, CommitSha, Identity, Workspace};
 use crate::index::Ranking;
@@ -35,6 +35,8 @@ use crate::telemetry::{StageClock, Stages};
 
 mod ask;
 mod caches;
+mod candidates;
+mod choice;
 mod commands;
 mod commit;
 mod edit;
@@ -44,6 +46,7 @@ mod reproduce;
 mod tree;
 mod validate;
 
+pub use candidates::{CandidateLimits, CandidateReport};
 use planning::revision_triage;
 pub use preflight::read_issue_file;
 use preflight::{Ready, preflight};
@@ -92,17 +95,23 @@ pub struct ProposedPlan {
     pub plan: Plan,
 }
 
-/// Set from outside (a maintainer's `cancel`) to stop a run at its next stage boundary.
+/// Set from outside (a maintainer's `cancel`) to stop a run at its next stage boundary; a
+/// command running then is stopped at once.
 #[derive(Debug, Clone, Default)]
-pub struct CancelFlag(Arc<AtomicBool>);
+pub struct CancelFlag(StopSignal);
 
 impl CancelFlag {
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.0.stop();
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.0.is_stopped()
+    }
+
+    /// A signal the job's commands stop by: set by this cancel, or on its own.
+    fn signal(&self) -> StopSignal {
+        self.0.child()
     }
 }
 
@@ -146,6 +155,8 @@ pub struct FixOptions {
     /// The reproduction the change request was opened with (a revision, a replay onto a new
     /// base): no new one is asked for; its tests run again, must pass, and are reported again.
     pub earlier_reproduction: Option<Reproduction>,
+    /// The service's limits on candidates (`candidates.max`, `exec.parallel_candidates`).
+    pub candidates: CandidateLimits,
 }
 
 /// How the run ended, as written to `RESULT.json`.
@@ -191,6 +202,30 @@ pub struct FixSummary {
     /// The tests that show the issue and how they fared, or why there are none; `None` when the
     /// run ended before the reproduce stage.
     pub reproduction: Option<Reproduction>,
+    /// The candidates, when the job asked for several: each one's verdict, and which was chosen.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<CandidateReport>,
+    /// The choice in one line for people ("3 candidates: #2 chosen — …").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidates_line: Option<String>,
+    /// The service's `candidates.max`, when the repository asked for more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidates_lowered_to: Option<u32>,
+    /// How long the candidates took side by side, and the sum of their validations' times.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub candidates_wall_ms: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub candidates_validation_ms: u64,
+    /// Time the validation commands took on the change, every round included.
+    pub validation_ms: u64,
+    /// Why the committed change is not proven: set only when `[candidates] on_unproven =
+    /// "draft"` keeps it for a draft (the bot), instead of failing the job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unproven: Option<String>,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// A failure: its code, the stage it happened in, and one line of reason.
@@ -271,7 +306,7 @@ async fn run(
             match work {
                 Work::Fix => job.run().await,
                 Work::Revalidate(files) => {
-                    let outcome = job.revalidate(files);
+                    let outcome = job.revalidate(files).await;
                     if let Err(err) = ready.workspace.rollback(&ready.baseline) {
                         log.line(&format!("rollback failed: {err}"));
                     }
@@ -322,6 +357,13 @@ impl FixSummary {
             artifacts,
             proposed: None,
             reproduction: None,
+            candidates: Vec::new(),
+            candidates_line: None,
+            candidates_lowered_to: None,
+            candidates_wall_ms: 0,
+            candidates_validation_ms: 0,
+            validation_ms: 0,
+            unproven: None,
         }
     }
 }
@@ -360,6 +402,13 @@ struct Job<'a> {
     /// The instruction files the reproduce, edit and repair prompts show: the root's, then
     /// those nearest the planned files once there is a plan.
     instructions: String,
+    /// Stops the job's running command: set by a maintainer's cancel, or (for a candidate)
+    /// once another candidate passed everything.
+    stop: StopSignal,
+    /// Which of the job's candidates this is (1-based), when it asks for several.
+    candidate: Option<u32>,
+    /// Tokens spent by the whole job, every candidate included: the budget's measure.
+    tokens: Arc<AtomicU64>,
 }
 
 impl<'a> Job<'a> {
@@ -388,6 +437,9 @@ impl<'a> Job<'a> {
             base_runs: Vec::new(),
             proof: None,
             instructions: ready.instructions.clone(),
+            stop: options.cancel.signal(),
+            candidate: None,
+            tokens: Arc::new(AtomicU64::new(0)),
         }
     }
 }
@@ -395,13 +447,15 @@ impl<'a> Job<'a> {
 impl Job<'_> {
     /// Setup and the checks on the base, then `files` written over the base and the checks
     /// run again: an error when the change makes one worse.
-    fn revalidate(&mut self, files: BTreeMap<String, Option<String>>) -> Result<(), Failed> {
-        finish_stage(self.start("setup"), self.setup())?;
-        finish_stage(self.start("base"), self.check_base())?;
+    async fn revalidate(&mut self, files: BTreeMap<String, Option<String>>) -> Result<(), Failed> {
+        finish_stage(self.start("setup"), self.setup().await)?;
+        finish_stage(self.start("base"), self.check_base().await)?;
         self.reproduction_settled(None);
         let clock = self.start("validate");
-        let written = self.write_files(&files);
-        let validated = written.and_then(|()| self.validate());
+        let validated = match self.write_files(&files) {
+            Ok(()) => self.validate().await,
+            Err(failed) => Err(failed),
+        };
         let validated = finish_stage(clock, validated);
         self.record_proof_outcome();
         let (judgement, _) = validated?;
@@ -494,17 +548,44 @@ impl Job<'_> {
         work_base: &CommitSha,
     ) -> Result<(), Failed> {
         self.instructions = self.instructions_near(plan);
-        finish_stage(self.start("setup"), self.setup())?;
-        finish_stage(self.start("base"), self.check_base())?;
+        finish_stage(self.start("setup"), self.setup().await)?;
+        finish_stage(self.start("base"), self.check_base().await)?;
         if !self.reproduction_settled(Some(triage)) {
             self.check_cancelled("reproduce")?;
             let clock = self.start("reproduce");
             let reproduced = self.reproduce(plan, ranking, repo_files).await;
             finish_stage(clock, reproduced)?;
         }
+        let count = self.candidate_count();
+        if count > 1 {
+            self.check_cancelled("edit")?;
+            return self.edit_candidates(count, plan, ranking, work_base).await;
+        }
+        let proof_files = self.applied.len();
         let fixed = self.edit_until_accepted(plan, ranking, work_base).await;
         self.record_proof_outcome();
-        fixed
+        match fixed {
+            Err(failed)
+                if failed.code == FailureCode::ValidationFailed
+                    && self.applied.len() > proof_files
+                    && self.drafts_unproven() =>
+            {
+                self.log.line(&format!(
+                    "edit: the change is not proven; kept for a draft ([candidates] on_unproven = \"draft\"): {}",
+                    failed.reason
+                ));
+                self.summary.unproven = Some(failed.reason);
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// Whether an unproven change is kept for a draft instead of failing the job: the
+    /// repository asks for it and the caller can open one (the bot).
+    fn drafts_unproven(&self) -> bool {
+        self.ready.config.candidates.on_unproven == crate::config::repo::OnUnproven::Draft
+            && self.options.candidates.drafts
     }
 }
 

@@ -51,6 +51,9 @@ pub(super) struct Ready {
     /// The checks found in the repository, when it configures none.
     pub(super) detection: Option<Detection>,
     pub(super) cache_dir: PathBuf,
+    /// The git folder the dependency caches live under (by default): the job's own
+    /// repository's, for a candidate's clone too.
+    pub(super) cache_home: PathBuf,
     pub(super) instructions: String,
     pub(super) original_branch: BranchName,
     pub(super) baseline: CommitSha,
@@ -124,6 +127,7 @@ pub(super) fn preflight(
         .cache_dir
         .clone()
         .unwrap_or_else(|| log.dir().join("cache"));
+    let cache_home = workspace.common_dir().to_path_buf();
     Ok(Ready {
         workspace,
         root,
@@ -133,6 +137,7 @@ pub(super) fn preflight(
         protected,
         setup,
         validation,
+        cache_home,
         detection,
         cache_dir,
         instructions,

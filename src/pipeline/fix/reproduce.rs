@@ -228,7 +228,7 @@ impl Job<'_> {
                 file.after.as_deref().unwrap_or_default(),
             ));
         }
-        let judged = self.run_with_tests(&written, &added_text);
+        let judged = self.run_with_tests(&written, &added_text).await;
         match judged {
             Ok(Ok((runs, failures, tail))) => {
                 self.reproduced(attempt, runs, failures, written, &tail)?;
@@ -245,7 +245,7 @@ impl Job<'_> {
     /// The checks on the base with the new tests, judged against the base's own runs: the
     /// runs, each reproducing test's failure, and the output tail that shows them.
     #[allow(clippy::type_complexity)]
-    fn run_with_tests(
+    async fn run_with_tests(
         &mut self,
         written: &[String],
         added_text: &str,
@@ -253,7 +253,7 @@ impl Job<'_> {
         let mut runs = Vec::new();
         let mut outputs = Vec::new();
         for command in &self.ready.validation {
-            let (run, output) = self.run_check("reproduce", command)?;
+            let (run, output) = self.run_check("reproduce", command).await?;
             runs.push(run);
             outputs.push(output);
         }

@@ -14,13 +14,13 @@ impl Job<'_> {
     /// its run on the base commit, stopping at the first one the change made worse (its
     /// output tail is returned for the next prompt). Afterwards the tree holds the model's work
     /// and nothing else the commands wrote.
-    pub(super) fn validate(&mut self) -> Result<(Judgement, Option<String>), Failed> {
-        let result = self.run_validation();
+    pub(super) async fn validate(&mut self) -> Result<(Judgement, Option<String>), Failed> {
+        let result = self.run_validation().await;
         self.keep_only_the_model_work("validate")?;
         result
     }
 
-    pub(super) fn run_validation(&mut self) -> Result<(Judgement, Option<String>), Failed> {
+    pub(super) async fn run_validation(&mut self) -> Result<(Judgement, Option<String>), Failed> {
         let mut judgement = Judgement::default();
         let mut failing_tail = None;
         let issue = &self.ready.issue;
@@ -30,7 +30,7 @@ impl Job<'_> {
         )
         .reproduced_by(self.reproducing_tests());
         for (index, command) in self.ready.validation.iter().enumerate() {
-            let (run, output) = self.run_check("validate", command)?;
+            let (run, output) = self.run_check("validate", command).await?;
             let tail = (!run.passed()).then(|| exec::output_tail(&output, FEEDBACK_TAIL_BYTES));
             let comparison = checks::compare(self.base_runs.get(index), run, &relevance);
             let line = match &comparison.verdict {
@@ -80,7 +80,7 @@ impl Job<'_> {
 
     /// Runs the validation commands on the base commit (before any edit) so the change is
     /// judged by what it makes worse; the results are cached per base commit and configuration.
-    pub(super) fn check_base(&mut self) -> Result<(), Failed> {
+    pub(super) async fn check_base(&mut self) -> Result<(), Failed> {
         let ready = self.ready;
         if ready.validation.is_empty() {
             return Ok(());
@@ -107,7 +107,7 @@ impl Job<'_> {
             None => {
                 let mut runs = Vec::new();
                 for command in &ready.validation {
-                    let (run, _) = self.run_check("base", command)?;
+                    let (run, _) = self.run_check("base", command).await?;
                     runs.push(run);
                 }
                 self.keep_only_the_model_work("base")?;

@@ -97,6 +97,12 @@ pub(super) struct FixedChange {
     /// The checks found in the repository and run because it configures none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(super) detected: Vec<DetectedCommand>,
+    /// The choice among the job's candidates, in one line, when it asked for several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) candidates: Option<String>,
+    /// Why the change is not proven, when `[candidates] on_unproven = "draft"` kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) unproven: Option<String>,
 }
 
 impl FixedChange {
@@ -128,6 +134,8 @@ impl FixedChange {
             keep_on_failure,
             reproduction: summary.reproduction.clone(),
             detected: summary.detected.clone(),
+            candidates: summary.candidates_line.clone(),
+            unproven: summary.unproven.clone(),
         })
     }
 
@@ -135,6 +143,7 @@ impl FixedChange {
     /// when a reproduction was expected and none was found.
     pub(super) fn draft(&self) -> bool {
         self.pull_request.draft
+            || self.unproven.is_some()
             || self
                 .reproduction
                 .as_ref()
@@ -201,7 +210,16 @@ mod tests {
             keep_on_failure: false,
             reproduction,
             detected: Vec::new(),
+            candidates: None,
+            unproven: None,
         }
+    }
+
+    #[test]
+    fn an_unproven_change_kept_for_a_draft_opens_as_one() {
+        let mut unproven = change(false, None);
+        unproven.unproven = Some("no candidate passes its reproduction".into());
+        assert!(unproven.draft());
     }
 
     #[test]

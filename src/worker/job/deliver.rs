@@ -123,10 +123,15 @@ impl JobRun {
             notes: &self.checkpoint.status.notes,
             reproduction: fixed.reproduction.as_ref(),
             detected: &fixed.detected,
+            candidates: fixed.candidates.as_deref(),
+            unproven: fixed.unproven.as_deref(),
         });
         let home = self.decided_home();
         let new = NewChangeRequest {
-            title: self.redactor.redact(&fixed.subject),
+            title: self.redactor.redact(&match &fixed.unproven {
+                Some(_) => format!("[unproven] {}", fixed.subject),
+                None => fixed.subject.clone(),
+            }),
             body: self.redactor.redact(&body),
             head: fixed.branch.clone(),
             head_repo: home.fork().cloned(),

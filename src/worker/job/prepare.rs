@@ -207,6 +207,14 @@ impl JobRun {
         self.checkpoint.status.reproduction =
             summary.reproduction.as_ref().map(ReproductionStatus::of);
         self.checkpoint.status.detected = summary.detected.clone();
+        if let Some(max) = summary.candidates_lowered_to {
+            let note = format!(
+                "`[candidates] count` asks for more than this service's `candidates.max`: {max} candidates were asked for."
+            );
+            if !self.checkpoint.status.notes.contains(&note) {
+                self.checkpoint.status.notes.push(note);
+            }
+        }
         let Some(branch) = summary.branch.clone().filter(|_| summary.committed) else {
             return Err(Stop::Failed(Failed::of_summary(&summary, "fix")));
         };
@@ -295,6 +303,12 @@ impl JobRun {
             cancel: self.cancel.clone(),
             approval,
             earlier_reproduction: None,
+            candidates: fix::CandidateLimits {
+                max: self.ctx.settings.max_candidates,
+                parallel: self.ctx.settings.parallel_candidates,
+                scratch: Some(self.job_dir().join("candidates")),
+                drafts: true,
+            },
         }
     }
 }

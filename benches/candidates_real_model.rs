@@ -1,0 +1,221 @@
+//! Benchmark (a report, not a test): the issues of the real-model benchmark
+//! (`benches/data/real_model/`) run through the whole `autofix fix` pipeline against a real
+//! model server (llama-cpp-python on SmolLM2-135M-Instruct), once with `[candidates] count = 1`
+//! and once with `count = 3`. Prints, side by side, the issues resolved (a commit, which is only
+//! made for a proven change), the tokens and cost per job, and the wall time.
+//!
+//! `cargo bench --bench candidates_real_model` (`REAL_MODEL_ISSUES=N` runs the first N issues).
+//! The model is local and free; the cost is what the same tokens would cost at a hosted model's
+//! list price (`REFERENCE_MODEL`, from autofix's own price table).
+
+// Shared with the tests; the benchmark uses only part of it.
+#[path = "../tests/support/model_server.rs"]
+#[allow(dead_code)]
+mod model_server;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use autofix::exec::{Limits, Sandbox, SandboxMode};
+use autofix::git::Identity;
+use autofix::llm::{LlmProvider, ProviderConfig, ProviderKind, provider};
+use autofix::pipeline::fix::{CandidateLimits, FixOptions, FixSummary, IssueInput, fix};
+use autofix::pipeline::issue::Issue;
+use autofix::pipeline::json_stage::OutputCaps;
+use autofix::redact::Redactor;
+use model_server::ModelServer;
+use secrecy::SecretString;
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data/real_model");
+
+/// The hosted model whose list price the tokens are costed at.
+const REFERENCE_MODEL: &str = "gpt-4o-mini";
+/// US dollars per million input and output tokens of `REFERENCE_MODEL` (its public list price).
+const REFERENCE_PRICE: (f64, f64) = (0.15, 0.60);
+
+/// What one setting's jobs added up to.
+#[derive(Default)]
+struct Tally {
+    jobs: u32,
+    resolved: u32,
+    input_tokens: u64,
+    output_tokens: u64,
+    seconds: f64,
+}
+
+impl Tally {
+    fn add(&mut self, summary: &FixSummary) {
+        self.jobs += 1;
+        self.resolved += u32::from(summary.committed && summary.failure_code.is_none());
+        self.input_tokens += summary.input_tokens;
+        self.output_tokens += summary.output_tokens;
+    }
+
+    fn per_job(&self, total: f64) -> f64 {
+        total / f64::from(self.jobs.max(1))
+    }
+
+    fn cost(&self) -> f64 {
+        (self.input_tokens as f64 * REFERENCE_PRICE.0
+            + self.output_tokens as f64 * REFERENCE_PRICE.1)
+            / 1_000_000.0
+    }
+}
+
+/// A fresh git repository holding the fixture project asking for `count` candidates.
+fn fixture_repo(dir: &Path, count: u32) {
+    let source = Path::new(DATA).join("repo");
+    for entry in std::fs::read_dir(&source).expect("the fixture repository") {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+    }
+    let config = dir.join(".autofix.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!("\n[candidates]\ncount = {count}\n"));
+    std::fs::write(&config, text).unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=Maintainer",
+            "-c",
+            "user.email=maintainer@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "textkit",
+        ],
+    ] {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+}
+
+async fn run_setting(llm: &dyn LlmProvider, issues: &[Issue], count: u32) -> Tally {
+    let mut tally = Tally::default();
+    let started = Instant::now();
+    for issue in issues {
+        let repo = tempfile::tempdir().unwrap();
+        fixture_repo(repo.path(), count);
+        let artifacts = tempfile::tempdir().unwrap();
+        let options = FixOptions {
+            repo: repo.path().to_path_buf(),
+            issue: IssueInput::Given(issue.clone()),
+            issue_number: issue.number,
+            job_id: None,
+            artifacts: Some(artifacts.path().join("run")),
+            identity: Identity::new("autofix", "autofix@example.com").unwrap(),
+            default_validate_timeout: Duration::from_secs(120),
+            output_limit: 256 * 1024,
+            context_tokens: 3_000,
+            redactor: Redactor::new(),
+            sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
+            cache_dir: None,
+            dep_cache: Default::default(),
+            output_caps: OutputCaps {
+                edit: 768,
+                ..OutputCaps::default()
+            },
+            baseline_cache: None,
+            stages: autofix::telemetry::Stages::none(),
+            revision: None,
+            cancel: Default::default(),
+            approval: Default::default(),
+            earlier_reproduction: None,
+            candidates: CandidateLimits::default(),
+        };
+        let summary = fix(&options, llm)
+            .await
+            .expect("the artifacts are writable");
+        let ending = match summary.failure_code {
+            None => "committed".to_string(),
+            Some(code) => format!("{code}"),
+        };
+        println!(
+            "  count {count} #{:<2} {ending:<20} {:>6} tokens {}",
+            issue.number.unwrap_or_default(),
+            summary.input_tokens + summary.output_tokens,
+            summary.candidates_line.as_deref().unwrap_or("")
+        );
+        tally.add(&summary);
+    }
+    tally.seconds = started.elapsed().as_secs_f64();
+    tally
+}
+
+fn main() {
+    let text = std::fs::read_to_string(Path::new(DATA).join("issues.json")).unwrap();
+    let mut issues: Vec<Issue> = serde_json::from_str(&text).expect("issues.json");
+    if let Some(n) = std::env::var("REAL_MODEL_ISSUES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        issues.truncate(n);
+    }
+    let server = ModelServer::start_with_context(8192);
+    let real: Arc<dyn LlmProvider> = Arc::from(
+        provider(ProviderConfig {
+            kind: ProviderKind::Openai,
+            base_url: server.base_url(),
+            model: server.model(),
+            api_key: SecretString::from("unused"),
+            request_timeout: Duration::from_secs(300),
+            max_retries: 0,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(1),
+        })
+        .expect("the OpenAI provider"),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    println!(
+        "candidates on a real model: {} issues of benches/data/real_model, {} on llama.cpp",
+        issues.len(),
+        server.model()
+    );
+    let one = runtime.block_on(run_setting(real.as_ref(), &issues, 1));
+    let three = runtime.block_on(run_setting(real.as_ref(), &issues, 3));
+    println!("\n{:<28} {:>12} {:>12}", "", "count = 1", "count = 3");
+    let row = |name: &str, a: String, b: String| println!("{name:<28} {a:>12} {b:>12}");
+    row(
+        "issues resolved",
+        format!("{} of {}", one.resolved, one.jobs),
+        format!("{} of {}", three.resolved, three.jobs),
+    );
+    row(
+        "tokens per job",
+        format!(
+            "{:.0}",
+            one.per_job((one.input_tokens + one.output_tokens) as f64)
+        ),
+        format!(
+            "{:.0}",
+            three.per_job((three.input_tokens + three.output_tokens) as f64)
+        ),
+    );
+    row(
+        &format!("cost per job ({REFERENCE_MODEL})"),
+        format!("${:.5}", one.per_job(one.cost())),
+        format!("${:.5}", three.per_job(three.cost())),
+    );
+    row(
+        "wall time per job",
+        format!("{:.1} s", one.per_job(one.seconds)),
+        format!("{:.1} s", three.per_job(three.seconds)),
+    );
+    row(
+        "wall time in all",
+        format!("{:.0} s", one.seconds),
+        format!("{:.0} s", three.seconds),
+    );
+}
