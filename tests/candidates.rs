@@ -253,6 +253,45 @@ fn two_candidates_that_make_the_same_change_outvote_a_different_right_one() {
 }
 
 #[test]
+fn two_right_candidates_that_agree_win_over_a_wrong_one_and_are_validated_once() {
+    let repo = project(3, "");
+    let llm = model(&[
+        fix_that_misses(),
+        right_fix(),
+        right_fix().replace("    return max", "      return max"),
+    ]);
+
+    let fix = Fix::run(repo.path(), &llm, &issue());
+
+    assert_exit(&fix, 0);
+    assert!(
+        repo.read("calc.py")
+            .contains("return max(low, min(value, high))"),
+        "{}",
+        repo.read("calc.py")
+    );
+    let reports = candidates(&fix);
+    assert_eq!(reports[1]["chosen"], true, "{reports:#?}");
+    assert_eq!(reports[2]["same_as"], 2, "{reports:#?}");
+    assert!(
+        fix.stdout().contains(&format!(
+            "3 candidates: #2 chosen — 2 candidates made this change, and it passes `{REPRODUCING_TEST}`"
+        )),
+        "{}",
+        fix.stdout()
+    );
+    let validated_by_three = fix.dir().join("candidates/3/logs");
+    let logs = std::fs::read_dir(&validated_by_three)
+        .map(|entries| entries.count())
+        .unwrap_or(0);
+    assert_eq!(
+        logs, 0,
+        "candidate 3's change is candidate 2's: validated once"
+    );
+    llm.assert_done();
+}
+
+#[test]
 fn with_no_candidate_proven_nothing_is_committed_and_the_best_ones_evidence_is_given() {
     let repo = project(2, "");
     let baseline = repo.head();
