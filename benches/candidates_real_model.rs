@@ -12,23 +12,19 @@
 #[path = "../tests/support/model_server.rs"]
 #[allow(dead_code)]
 mod model_server;
+#[path = "support/real_model.rs"]
+mod real_model;
 
-use std::path::Path;
-use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use autofix::exec::{Limits, Sandbox, SandboxMode};
 use autofix::git::Identity;
-use autofix::llm::{LlmProvider, ProviderConfig, ProviderKind, provider};
+use autofix::llm::LlmProvider;
 use autofix::pipeline::fix::{CandidateLimits, FixOptions, FixSummary, IssueInput, fix};
 use autofix::pipeline::issue::Issue;
 use autofix::pipeline::json_stage::OutputCaps;
 use autofix::redact::Redactor;
 use model_server::ModelServer;
-use secrecy::SecretString;
-
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data/real_model");
 
 /// The hosted model whose list price the tokens are costed at.
 const REFERENCE_MODEL: &str = "gpt-4o-mini";
@@ -64,47 +60,12 @@ impl Tally {
     }
 }
 
-/// A fresh git repository holding the fixture project asking for `count` candidates.
-fn fixture_repo(dir: &Path, count: u32) {
-    let source = Path::new(DATA).join("repo");
-    for entry in std::fs::read_dir(&source).expect("the fixture repository") {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
-    }
-    let config = dir.join(".autofix.toml");
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!("\n[candidates]\ncount = {count}\n"));
-    std::fs::write(&config, text).unwrap();
-    for args in [
-        &["init", "-q", "-b", "main"][..],
-        &["add", "-A"],
-        &[
-            "-c",
-            "user.name=Maintainer",
-            "-c",
-            "user.email=maintainer@example.com",
-            "commit",
-            "-q",
-            "-m",
-            "textkit",
-        ],
-    ] {
-        let status = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    }
-}
-
 async fn run_setting(llm: &dyn LlmProvider, issues: &[Issue], count: u32) -> Tally {
     let mut tally = Tally::default();
     let started = Instant::now();
     for issue in issues {
         let repo = tempfile::tempdir().unwrap();
-        fixture_repo(repo.path(), count);
+        real_model::fixture_repo(repo.path(), &format!("\n[candidates]\ncount = {count}\n"));
         let artifacts = tempfile::tempdir().unwrap();
         let options = FixOptions {
             repo: repo.path().to_path_buf(),
@@ -152,28 +113,9 @@ async fn run_setting(llm: &dyn LlmProvider, issues: &[Issue], count: u32) -> Tal
 }
 
 fn main() {
-    let text = std::fs::read_to_string(Path::new(DATA).join("issues.json")).unwrap();
-    let mut issues: Vec<Issue> = serde_json::from_str(&text).expect("issues.json");
-    if let Some(n) = std::env::var("REAL_MODEL_ISSUES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-    {
-        issues.truncate(n);
-    }
+    let issues = real_model::issues();
     let server = ModelServer::start_with_context(8192);
-    let real: Arc<dyn LlmProvider> = Arc::from(
-        provider(ProviderConfig {
-            kind: ProviderKind::Openai,
-            base_url: server.base_url(),
-            model: server.model(),
-            api_key: SecretString::from("unused"),
-            request_timeout: Duration::from_secs(300),
-            max_retries: 0,
-            initial_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(1),
-        })
-        .expect("the OpenAI provider"),
-    );
+    let real = real_model::provider_at(server.base_url(), server.model());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

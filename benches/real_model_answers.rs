@@ -11,26 +11,22 @@
 #[path = "../tests/support/model_server.rs"]
 #[allow(dead_code)]
 mod model_server;
+#[path = "support/real_model.rs"]
+mod real_model;
 
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use autofix::exec::{Limits, Sandbox, SandboxMode};
 use autofix::git::Identity;
-use autofix::llm::{
-    LlmError, LlmProvider, LlmRequest, LlmResponse, ProviderConfig, ProviderKind, provider,
-};
+use autofix::llm::{LlmError, LlmProvider, LlmRequest, LlmResponse};
 use autofix::pipeline::fix::{FixOptions, FixSummary, IssueInput, fix};
 use autofix::pipeline::issue::Issue;
 use autofix::pipeline::json_stage::OutputCaps;
 use autofix::redact::Redactor;
 use model_server::ModelServer;
-use secrecy::SecretString;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data/real_model");
 const JSON_STAGES: [&str; 3] = ["triage", "plan", "audit"];
 
 /// The real provider with every request's schema taken away: the "without" mode.
@@ -148,43 +144,12 @@ fn share(part: u32, whole: u32) -> String {
     }
 }
 
-/// A fresh git repository holding the fixture project, one commit on `main`.
-fn fixture_repo(dir: &Path) {
-    let source = Path::new(DATA).join("repo");
-    for entry in std::fs::read_dir(&source).expect("the fixture repository") {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
-    }
-    for args in [
-        &["init", "-q", "-b", "main"][..],
-        &["add", "-A"],
-        &[
-            "-c",
-            "user.name=Maintainer",
-            "-c",
-            "user.email=maintainer@example.com",
-            "commit",
-            "-q",
-            "-m",
-            "textkit",
-        ],
-    ] {
-        let status = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    }
-}
-
 async fn run_mode(llm: &dyn LlmProvider, issues: &[Issue]) -> Tally {
     let mut tally = Tally::default();
     let started = Instant::now();
     for issue in issues {
         let repo = tempfile::tempdir().unwrap();
-        fixture_repo(repo.path());
+        real_model::fixture_repo(repo.path(), "");
         let artifacts = tempfile::tempdir().unwrap();
         let options = FixOptions {
             repo: repo.path().to_path_buf(),
@@ -234,28 +199,9 @@ async fn run_mode(llm: &dyn LlmProvider, issues: &[Issue]) -> Tally {
 }
 
 fn main() {
-    let text = std::fs::read_to_string(Path::new(DATA).join("issues.json")).unwrap();
-    let mut issues: Vec<Issue> = serde_json::from_str(&text).expect("issues.json");
-    if let Some(n) = std::env::var("REAL_MODEL_ISSUES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-    {
-        issues.truncate(n);
-    }
+    let issues = real_model::issues();
     let server = ModelServer::start_with_context(8192);
-    let real: Arc<dyn LlmProvider> = Arc::from(
-        provider(ProviderConfig {
-            kind: ProviderKind::Openai,
-            base_url: server.base_url(),
-            model: server.model(),
-            api_key: SecretString::from("unused"),
-            request_timeout: Duration::from_secs(300),
-            max_retries: 0,
-            initial_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(1),
-        })
-        .expect("the OpenAI provider"),
-    );
+    let real = real_model::provider_at(server.base_url(), server.model());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

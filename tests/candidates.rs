@@ -5,7 +5,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::fix_cli::Fix;
+use support::fix_cli::{Fix, search_replace};
 use support::repo::Repo;
 use support::scripted_llm::{Reply, ScriptedLlm};
 
@@ -36,9 +36,6 @@ fn issue() -> Value {
            "body": "`clamp(5, 0, 3)` returns 5; it should return 3.", "labels": []})
 }
 
-fn search_replace(path: &str, search: &str, replace: &str) -> String {
-    format!("{path}\n```\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n```\n")
-}
 
 /// Clamps right.
 fn right_fix() -> String {
@@ -136,15 +133,6 @@ fn candidates(fix: &Fix) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-fn assert_exit(fix: &Fix, code: i32) {
-    assert_eq!(
-        fix.output.status.code(),
-        Some(code),
-        "{}\n{}",
-        fix.stdout(),
-        fix.run_log()
-    );
-}
 
 #[test]
 fn only_the_second_candidate_is_right_so_it_is_chosen_and_the_line_says_why() {
@@ -153,7 +141,7 @@ fn only_the_second_candidate_is_right_so_it_is_chosen_and_the_line_says_why() {
 
     let fix = one_at_a_time(&repo, &llm);
 
-    assert_exit(&fix, 0);
+    fix.assert_exit(0);
     assert!(
         repo.read("calc.py")
             .contains("return max(low, min(value, high))")
@@ -230,7 +218,7 @@ fn two_candidates_that_make_the_same_change_outvote_a_different_right_one() {
 
     let fix = one_at_a_time(&repo, &llm);
 
-    assert_exit(&fix, 0);
+    fix.assert_exit(0);
     assert!(
         repo.read("calc.py")
             .contains("return min(max(value, low), high)"),
@@ -263,7 +251,7 @@ fn two_right_candidates_that_agree_win_over_a_wrong_one_and_are_validated_once()
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
-    assert_exit(&fix, 0);
+    fix.assert_exit(0);
     assert!(
         repo.read("calc.py")
             .contains("return max(low, min(value, high))"),
@@ -299,7 +287,7 @@ fn with_no_candidate_proven_nothing_is_committed_and_the_best_ones_evidence_is_g
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
-    assert_exit(&fix, 11);
+    fix.assert_exit(11);
     assert_eq!(repo.head(), baseline, "no commit");
     assert_eq!(repo.read("calc.py"), CALC_PY, "the work tree is as it was");
     let result = fix.result();
@@ -367,7 +355,7 @@ fn candidates_run_side_by_side_and_none_sees_another_ones_tree() {
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
-    assert_exit(&fix, 11);
+    fix.assert_exit(11);
     for number in 1..=2u32 {
         let log = check_log(&fix, number, "look-around");
         let other = 3 - number;
@@ -419,7 +407,7 @@ fn a_count_above_the_services_bound_is_lowered_and_the_log_says_so() {
         command.env("AUTOFIX__CANDIDATES__MAX", "2");
     });
 
-    assert_exit(&fix, 0);
+    fix.assert_exit(0);
     assert!(
         fix.run_log()
             .contains("candidates: 3 asked for, lowered to the service's candidates.max = 2"),

@@ -5,7 +5,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::fix_cli::Fix;
+use support::fix_cli::{Fix, search_replace};
 use support::repo::Repo;
 use support::scripted_llm::ScriptedLlm;
 
@@ -52,9 +52,6 @@ fn plan() -> String {
     .to_string()
 }
 
-fn search_replace(path: &str, search: &str, replace: &str) -> String {
-    format!("{path}\n```\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n```\n")
-}
 
 /// A new test file holding `body`.
 fn new_test(path: &str, body: &str) -> String {
@@ -97,15 +94,6 @@ fn stages(llm: &ScriptedLlm) -> Vec<String> {
         .collect()
 }
 
-fn assert_exit(fix: &Fix, code: i32) {
-    assert_eq!(
-        fix.output.status.code(),
-        Some(code),
-        "{}\n{}",
-        fix.stdout(),
-        fix.run_log()
-    );
-}
 
 #[test]
 fn a_test_that_fails_on_the_base_and_a_fix_that_makes_it_pass_are_committed_together() {
@@ -116,7 +104,7 @@ fn a_test_that_fails_on_the_base_and_a_fix_that_makes_it_pass_are_committed_toge
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
-    assert_exit(&fix, 0);
+    fix.assert_exit(0);
     assert_eq!(
         stages(&llm),
         ["triage", "plan", "reproduce", "edit", "audit"]
@@ -166,7 +154,7 @@ fn a_first_test_that_passes_on_the_base_is_sent_back_once_and_the_second_is_used
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
-    assert_exit(&fix, 0);
+    fix.assert_exit(0);
     let second = &llm.prompts_for("reproduce")[1];
     assert!(
         second.contains("## Your previous test does not reproduce the issue")
@@ -198,7 +186,7 @@ fn a_test_that_cannot_be_imported_is_not_a_reproduction() {
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
-    assert_exit(&fix, 28);
+    fix.assert_exit(28);
     let result = fix.result();
     assert_eq!(result["failure_code"], "REPRODUCTION_FAILED");
     assert_eq!(result["failure_stage"], "reproduce");
@@ -236,7 +224,7 @@ fn a_fix_that_edits_the_reproduction_is_refused_and_repaired() {
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
-    assert_exit(&fix, 0);
+    fix.assert_exit(0);
     let repair = &llm.prompts_for("repair")[0];
     assert!(
         repair.contains("`tests/test_clamp.py` holds the tests that reproduce the issue"),
@@ -265,7 +253,7 @@ fn a_fix_that_leaves_the_reproduction_failing_is_not_committed() {
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
-    assert_exit(&fix, 11);
+    fix.assert_exit(11);
     let result = fix.result();
     assert_eq!(result["failure_code"], "VALIDATION_FAILED");
     assert_eq!(
@@ -295,7 +283,7 @@ fn required_without_a_reproduction_fails_and_puts_the_repository_back() {
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
-    assert_exit(&fix, 28);
+    fix.assert_exit(28);
     let result = fix.result();
     assert_eq!(result["failure_code"], "REPRODUCTION_FAILED");
     assert_eq!(result["committed"], false);
@@ -322,7 +310,7 @@ fn preferred_without_a_reproduction_goes_on_and_says_it_is_not_proven() {
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
-    assert_exit(&fix, 0);
+    fix.assert_exit(0);
     let reproduction = &fix.result()["reproduction"];
     assert_eq!(reproduction["tests"], json!([]));
     assert_eq!(reproduction["base"], Value::Null);
@@ -354,7 +342,7 @@ fn a_reproduction_may_write_only_test_files() {
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
-    assert_exit(&fix, 0);
+    fix.assert_exit(0);
     let second = &llm.prompts_for("reproduce")[1];
     assert!(second.contains("`calc.py` is not a test file"), "{second}");
     assert_eq!(fix.result()["reproduction"]["attempts"], 2);
@@ -376,7 +364,7 @@ fn a_docs_issue_and_a_repository_that_turned_it_off_ask_for_no_reproduction() {
 
         let fix = Fix::run(repo.path(), &llm, &issue());
 
-        assert_exit(&fix, 0);
+        fix.assert_exit(0);
         assert!(!stages(&llm).contains(&"reproduce".to_string()));
         let reproduction = &fix.result()["reproduction"];
         assert_eq!(reproduction["attempts"], 0);
@@ -443,7 +431,7 @@ fn unrelated_failures_that_share_the_issue_s_words_are_left_alone_never_demanded
 
         let fix = Fix::run(repo.path(), &llm, &drift_issue());
 
-        assert_exit(&fix, 0);
+        fix.assert_exit(0);
         let checks = fix.json("CHECKS.json");
         let pytest = &checks["comparisons"][0];
         assert_eq!(pytest["verdict"], "no_worse", "{mode}: {pytest}");

@@ -69,6 +69,22 @@ impl Fix {
     pub fn run_log(&self) -> String {
         fs::read_to_string(self.dir().join("run.log")).unwrap()
     }
+
+    /// Fails the test, showing what the run printed and logged, unless it exited with `code`.
+    pub fn assert_exit(&self, code: i32) {
+        assert_eq!(
+            self.output.status.code(),
+            Some(code),
+            "{}\n{}",
+            self.stdout(),
+            self.run_log()
+        );
+    }
+}
+
+/// One SEARCH/REPLACE block of `path` as a model writes it (an empty `search`: a new file).
+pub fn search_replace(path: &str, search: &str, replace: &str) -> String {
+    format!("{path}\n```\n<<<<<<< SEARCH\n{search}=======\n{replace}>>>>>>> REPLACE\n```\n")
 }
 
 /// `autofix fix` on `repo` for the issue in `issue_file`, answered by `llm`, its artifacts where
