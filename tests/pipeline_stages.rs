@@ -14,7 +14,7 @@ use autofix::pipeline::context::{self, Context};
 use autofix::pipeline::issue::Issue;
 use autofix::pipeline::plan::{self, FileChange, Operation, Plan};
 use autofix::pipeline::prompts::{Feedback, edit_prompt};
-use autofix::pipeline::repo_map::{look_up, looked_up_section, repo_map_section};
+use autofix::pipeline::repo_map::{look_up, repo_map_section};
 use autofix::pipeline::test_report::{CommandReport, TestCounts, TestReport};
 use autofix::pipeline::{audit, triage};
 
@@ -183,7 +183,7 @@ fn report(passed: bool) -> TestReport {
 fn the_triage_prompt() {
     insta::assert_snapshot!(
         "triage_prompt",
-        triage::prompt(&issue(), &repo_files(), INSTRUCTIONS)
+        triage::prompt(&issue(), &plan_map(), INSTRUCTIONS, 7_500)
     );
 }
 
@@ -191,7 +191,15 @@ fn the_triage_prompt() {
 fn the_plan_prompt() {
     insta::assert_snapshot!(
         "plan_prompt",
-        plan::prompt(&issue(), &triage(), &plan_map(), "", INSTRUCTIONS, 2)
+        plan::prompt(
+            &issue(),
+            &triage(),
+            &plan_map(),
+            &[],
+            INSTRUCTIONS,
+            2,
+            30_000
+        )
     );
 }
 
@@ -220,9 +228,10 @@ fn the_plan_prompt_after_a_look_up() {
             &issue(),
             &triage(),
             &plan_map(),
-            &looked_up_section(&looked_up),
+            &looked_up,
             INSTRUCTIONS,
-            1
+            1,
+            30_000
         )
     );
 }
@@ -241,7 +250,15 @@ fn the_first_edit_prompt() {
     let (_dir, context) = context_for(&plan());
     insta::assert_snapshot!(
         "edit_prompt",
-        edit_prompt(&issue(), &plan(), &context, INSTRUCTIONS, None, None)
+        edit_prompt(
+            &issue(),
+            &plan(),
+            &context,
+            INSTRUCTIONS,
+            None,
+            None,
+            60_000
+        )
     );
 }
 
@@ -260,7 +277,15 @@ fn the_edit_prompt_after_a_failed_validation() {
     };
     insta::assert_snapshot!(
         "edit_prompt_after_validation_failure",
-        edit_prompt(&issue(), &plan(), &context, "", None, Some(&feedback))
+        edit_prompt(
+            &issue(),
+            &plan(),
+            &context,
+            "",
+            None,
+            Some(&feedback),
+            60_000
+        )
     );
 }
 
@@ -273,7 +298,15 @@ fn the_edit_prompt_after_a_rejected_review() {
     };
     insta::assert_snapshot!(
         "edit_prompt_after_review_rejection",
-        edit_prompt(&issue(), &plan(), &context, "", None, Some(&feedback))
+        edit_prompt(
+            &issue(),
+            &plan(),
+            &context,
+            "",
+            None,
+            Some(&feedback),
+            60_000
+        )
     );
 }
 
@@ -287,7 +320,15 @@ fn the_edit_prompt_after_a_refused_edit() {
     };
     insta::assert_snapshot!(
         "edit_prompt_after_refused_edit",
-        edit_prompt(&issue(), &plan(), &context, "", None, Some(&feedback))
+        edit_prompt(
+            &issue(),
+            &plan(),
+            &context,
+            "",
+            None,
+            Some(&feedback),
+            60_000
+        )
     );
 }
 
@@ -302,7 +343,7 @@ fn the_edit_prompt_of_a_plan_that_deletes_a_file() {
     let (_dir, context) = context_for(&plan);
     insta::assert_snapshot!(
         "edit_prompt_with_a_deletion",
-        edit_prompt(&issue(), &plan, &context, "", None, None)
+        edit_prompt(&issue(), &plan, &context, "", None, None, 60_000)
     );
 }
 
@@ -310,13 +351,13 @@ fn the_edit_prompt_of_a_plan_that_deletes_a_file() {
 fn the_audit_prompt_of_a_change_whose_tests_fail() {
     insta::assert_snapshot!(
         "audit_prompt_tests_failed",
-        audit::prompt(&issue(), &plan(), DIFF, &judgement(false))
+        audit::prompt(&issue(), &plan(), DIFF, &judgement(false), 30_000)
     );
 }
 
 #[test]
 fn the_audit_prompt_of_a_change_whose_tests_pass() {
-    let prompt = audit::prompt(&issue(), &plan(), DIFF, &judgement(true));
+    let prompt = audit::prompt(&issue(), &plan(), DIFF, &judgement(true), 30_000);
     assert!(prompt.contains("- test (`cargo test --quiet`): passed; tests: 4 passed"));
     assert!(!prompt.contains("Validation FAILED"));
 }

@@ -6,14 +6,15 @@ use serde_json::json;
 
 use super::StageOutputError;
 use super::answer::{self, Fields};
+use super::budget::{Keep, Part, fit};
 use super::checks::{Comparison, Judgement, Verdict};
 use super::issue::Issue;
 use super::plan::Plan;
-use super::prompts::plan_section;
-use super::sections::issue_section;
+use super::prompts::plan_part;
+use super::sections::issue_part;
 use super::test_report::CommandReport;
 use crate::llm::ResponseSchema;
-use crate::quote::{fenced, one_line};
+use crate::quote::one_line;
 
 const INTRO: &str = include_str!("prompts/audit.md");
 const ANSWER: &str = include_str!("prompts/audit_answer.md");
@@ -46,26 +47,36 @@ impl Review {
     }
 }
 
-/// The review prompt: the issue, the plan, the unified diff of the change, the test report
-/// (with what already failed on the base commit).
-pub fn prompt(issue: &Issue, plan: &Plan, diff: &str, judgement: &Judgement) -> String {
-    let mut prompt = String::from(INTRO);
-    prompt.push_str(&issue_section(issue));
-    prompt.push_str(&plan_section(plan));
-    prompt.push_str(&format!(
-        "\nCommit summary: {}\n",
-        one_line(&plan.commit_summary)
-    ));
-    prompt.push_str(&report_section(judgement));
-    prompt.push_str("\n## The change\n");
-    if diff.trim().is_empty() {
-        prompt.push_str("(The diff is empty: nothing was changed.)\n");
+/// The review prompt within `budget_tokens`: the issue, the plan, the unified diff of the
+/// change, the test report (with what already failed on the base commit). Should it not fit,
+/// the largest of the issue, the report and the diff are cut first, each from its end.
+pub fn prompt(
+    issue: &Issue,
+    plan: &Plan,
+    diff: &str,
+    judgement: &Judgement,
+    budget_tokens: usize,
+) -> String {
+    let change = if diff.trim().is_empty() {
+        Part::fixed("\n## The change\n(The diff is empty: nothing was changed.)\n")
     } else {
-        prompt.push_str(&fenced("diff", diff));
-    }
-    prompt.push_str("\n## Answer\n");
-    prompt.push_str(ANSWER);
-    prompt
+        Part::fenced(diff, Keep::Head, "the diff")
+            .fence_info("diff")
+            .before("\n## The change\n")
+    };
+    let parts = [
+        Part::fixed(INTRO),
+        issue_part(issue),
+        plan_part(plan),
+        Part::fixed(format!(
+            "\nCommit summary: {}\n",
+            one_line(&plan.commit_summary)
+        )),
+        Part::cuttable(report_section(judgement), Keep::Head, "the test report"),
+        change,
+        Part::fixed(format!("\n## Answer\n{ANSWER}")),
+    ];
+    fit(&parts, budget_tokens)
 }
 
 fn report_section(judgement: &Judgement) -> String {

@@ -4,6 +4,7 @@
 mod answer;
 pub mod audit;
 pub mod baseline_cache;
+pub mod budget;
 pub mod checkout;
 pub mod checks;
 pub mod ci_log;

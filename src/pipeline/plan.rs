@@ -6,8 +6,10 @@ use serde_json::{Value, json};
 
 use super::StageOutputError;
 use super::answer::{self, Fields, describe};
+use super::budget::{self, Keep, Part};
 use super::issue::Issue;
-use super::sections::{instructions_section, issue_section};
+use super::repo_map::{LookedUp, looked_up_parts, map_part};
+use super::sections::{instructions_part, issue_part};
 use super::triage::Triage;
 use crate::edits::paths::{self, PathRefusal, ProjectRoot, ProtectedPaths};
 use crate::git::CommitKind;
@@ -17,6 +19,15 @@ use crate::quote::one_line;
 const INTRO: &str = include_str!("prompts/plan.md");
 const ANSWER: &str = include_str!("prompts/plan_answer.md");
 const LOOKUP: &str = include_str!("prompts/plan_lookup.md");
+
+/// Most tokens of the planner's repository map.
+const MAX_MAP_TOKENS: usize = 8_000;
+
+/// The tokens the planner's repository map is built within: a quarter of
+/// `pipeline.context_tokens`, at most 8,000.
+pub fn map_tokens(context_tokens: usize) -> usize {
+    (context_tokens / 4).min(MAX_MAP_TOKENS)
+}
 
 /// Most names one look-up answer may list.
 pub const MAX_NEEDED_NAMES: usize = 8;
@@ -73,37 +84,41 @@ pub enum PlanAnswer {
     Need(Vec<String>),
 }
 
-/// The plan prompt: the issue, the triage, the instructions, the repository map (`map`, as
-/// rendered for the planner) and what earlier look-ups showed (`looked_up`); while
+/// The plan prompt within `budget_tokens`: the issue, the triage, the instructions, the
+/// repository map (`map`, as rendered for the planner) and what earlier look-ups showed; while
 /// `lookups_left` is above zero the planner may answer with names to see instead of a plan.
+/// Should it not fit, the largest of the issue, the map and the look-ups are cut first.
 pub fn prompt(
     issue: &Issue,
     triage: &Triage,
     map: &str,
-    looked_up: &str,
+    looked_up: &[LookedUp],
     instructions: &str,
     lookups_left: usize,
+    budget_tokens: usize,
 ) -> String {
-    let mut prompt = String::from(INTRO);
-    prompt.push_str(&issue_section(issue));
-    prompt.push_str(&triage_section(triage));
-    prompt.push_str(&instructions_section(instructions));
-    prompt.push_str(map);
-    prompt.push_str(looked_up);
-    prompt.push_str("\n## Answer\n");
-    prompt.push_str(ANSWER);
-    prompt.push_str(&format!(
+    let mut parts = vec![
+        Part::fixed(INTRO),
+        issue_part(issue),
+        Part::cuttable(triage_section(triage), Keep::Head, "the triage"),
+        instructions_part(instructions),
+        map_part(map),
+    ];
+    parts.extend(looked_up_parts(looked_up));
+    let mut answer = format!("\n## Answer\n{ANSWER}");
+    answer.push_str(&format!(
         "- The commit subject will read `{}(<scope>): <commit_summary>`.\n",
         triage.classification
     ));
     if lookups_left > 0 {
-        prompt.push_str(LOOKUP);
-        prompt.push_str(&format!(
+        answer.push_str(LOOKUP);
+        answer.push_str(&format!(
             "  you may ask {lookups_left} more time{}, and should plan as soon as you can.\n",
             if lookups_left == 1 { "" } else { "s" }
         ));
     }
-    prompt
+    parts.push(Part::fixed(answer));
+    budget::fit(&parts, budget_tokens)
 }
 
 fn triage_section(triage: &Triage) -> String {

@@ -1,10 +1,12 @@
 //! The edit stage's prompt: issue, plan, context files with their hashes, the repository's
-//! instructions, and on repair rounds the validation failure or the reviewer's must-fix items.
+//! instructions, and on repair rounds the validation failure or the reviewer's must-fix items;
+//! all within the stage's budget (`super::budget`).
 
+use super::budget::{Keep, Part, bounded_list, fit, fit_with_files, thousands};
 use super::context::Context;
 use super::issue::Issue;
 use super::plan::{FileChange, Operation, Plan};
-use super::sections::{instructions_section, issue_section};
+use super::sections::{instructions_part, issue_part};
 use crate::quote::{fenced, one_line};
 
 const EDIT_INTRO: &str = include_str!("prompts/edit.md");
@@ -39,8 +41,8 @@ pub struct ProofShown {
     pub files: Vec<String>,
 }
 
-/// The edit prompt; any of the four edit formats is accepted in the answer, the prompt asks
-/// for SEARCH/REPLACE blocks (or whole files for new ones).
+/// The edit prompt within `budget_tokens`; any of the four edit formats is accepted in the
+/// answer, the prompt asks for SEARCH/REPLACE blocks (or whole files for new ones).
 ///
 /// SEARCH/REPLACE blocks cannot delete a file, so a plan with a DELETE asks for a unified
 /// diff instead (a deletion is then just its `--- a/x` / `+++ /dev/null` header); whole-file
@@ -52,26 +54,61 @@ pub fn edit_prompt(
     instructions: &str,
     proof: Option<&ProofShown>,
     feedback: Option<&Feedback>,
+    budget_tokens: usize,
 ) -> String {
-    let mut prompt = String::new();
-    prompt.push_str(EDIT_INTRO);
-    prompt.push_str(&issue_section(issue));
-    prompt.push_str(&plan_section(plan));
-    prompt.push_str(&instructions_section(instructions));
-    prompt.push_str(&context_section(context));
+    let mut parts = edit_parts(issue, plan, instructions, proof, feedback);
+    parts[FILES_SLOT] = Part::fixed(context_section(context));
+    fit(&parts, budget_tokens)
+}
+
+/// The edit prompt within `budget_tokens` with the context `build_context` makes within the
+/// tokens the rest of the prompt leaves; the prompt and that context.
+pub fn edit_prompt_within(
+    issue: &Issue,
+    plan: &Plan,
+    instructions: &str,
+    proof: Option<&ProofShown>,
+    feedback: Option<&Feedback>,
+    budget_tokens: usize,
+    mut build_context: impl FnMut(usize) -> Context,
+) -> (String, Context) {
+    let parts = edit_parts(issue, plan, instructions, proof, feedback);
+    fit_with_files(parts, FILES_SLOT, budget_tokens, |tokens| {
+        let context = build_context(tokens);
+        (context_section(&context), context)
+    })
+}
+
+/// Where the edit prompt's files go among its parts.
+const FILES_SLOT: usize = 4;
+
+fn edit_parts(
+    issue: &Issue,
+    plan: &Plan,
+    instructions: &str,
+    proof: Option<&ProofShown>,
+    feedback: Option<&Feedback>,
+) -> Vec<Part> {
+    let mut parts = vec![
+        Part::fixed(EDIT_INTRO),
+        issue_part(issue),
+        plan_part(plan),
+        instructions_part(instructions),
+        Part::fixed(""),
+    ];
     let untouchable: &[String] = match proof {
         Some(proof) => {
-            prompt.push_str(&proof.section);
+            parts.push(Part::fixed(proof.section.clone()));
             &proof.files
         }
         None => &[],
     };
     if let Some(feedback) = feedback {
-        prompt.push_str(&feedback_section(feedback));
+        parts.push(feedback_part(feedback));
     }
-    prompt.push_str("\n## Answer format\n");
-    prompt.push_str(edit_contract(plan));
-    prompt.push_str(&format!(
+    let mut answer = String::from("\n## Answer format\n");
+    answer.push_str(edit_contract(plan));
+    answer.push_str(&format!(
         "- Change only these files: {}.\n",
         plan.file_changes
             .iter()
@@ -80,7 +117,8 @@ pub fn edit_prompt(
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    prompt
+    parts.push(Part::fixed(answer));
+    parts
 }
 
 fn edit_contract(plan: &Plan) -> &'static str {
@@ -93,6 +131,11 @@ fn edit_contract(plan: &Plan) -> &'static str {
     } else {
         SEARCH_REPLACE_CONTRACT
     }
+}
+
+/// [`plan_section`] as a prompt part, kept from its start when cut.
+pub(super) fn plan_part(plan: &Plan) -> Part {
+    Part::cuttable(plan_section(plan), Keep::Head, "the plan")
 }
 
 /// The plan: its steps, numbered, one line each, and the file changes it announced.
@@ -154,74 +197,91 @@ pub(super) fn context_section(context: &Context) -> String {
         }
     }
     if !context.omitted.is_empty() {
-        section.push_str("\nNot shown:\n");
-        for (path, reason) in &context.omitted {
-            section.push_str(&format!("- {}: {}\n", one_line(path), one_line(reason)));
-        }
+        section.push_str("\nNot shown, best ranked first:\n");
+        let omitted: Vec<String> = context
+            .omitted
+            .iter()
+            .map(|(path, reason)| format!("{}: {}", one_line(path), one_line(reason)))
+            .collect();
+        section.push_str(&bounded_list(&omitted, "files"));
     }
     section
 }
 
-/// The repair framing of iterative-fix-cycle.md: the last attempt failed, here is why.
-fn feedback_section(feedback: &Feedback) -> String {
-    let mut section = String::from("\n## Your previous attempt failed; fix it\n");
-    match feedback {
+/// The repair framing of iterative-fix-cycle.md: the last attempt failed, here is why. The
+/// command's output is kept from its end, what the model wrote from its start, when cut.
+fn feedback_part(feedback: &Feedback) -> Part {
+    let mut before = String::from("\n## Your previous attempt failed; fix it\n");
+    let after = "The files above show the repository as it is now. Find the cause and answer with \
+         the edits that fix it.\n";
+    let part = match feedback {
         Feedback::ValidationFailed {
             command,
             why,
             already_failing,
             output_tail,
         } => {
-            section.push_str(&format!(
+            before.push_str(&format!(
                 "The validation command `{}` failed",
                 one_line(command)
             ));
             if why.is_empty() {
-                section.push_str(".\n");
+                before.push_str(".\n");
             } else {
-                section.push_str(&format!(": {}.\n", one_line(why)));
+                before.push_str(&format!(": {}.\n", one_line(why)));
             }
             if !already_failing.is_empty() {
-                section.push_str(&format!(
+                before.push_str(&format!(
                     "These tests already fail on the base commit, before any change; leave them \
                      as they are: {}\n",
-                    already_failing
-                        .iter()
-                        .map(|name| one_line(name))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    named_then_counted(already_failing)
                 ));
             }
-            section.push_str("The end of its output:\n");
-            section.push_str(&fenced("", output_tail.trim_end()));
+            before.push_str("The end of its output:\n");
+            Part::fenced(output_tail.trim_end(), Keep::Tail, "the command's output")
         }
         Feedback::ReviewRejected {
             must_fixes,
             reasons,
         } => {
-            section.push_str("The reviewer rejected the change. It must fix:\n");
+            let mut items = String::from("The reviewer rejected the change. It must fix:\n");
             for item in must_fixes {
-                section.push_str(&format!("- {}\n", one_line(item)));
+                items.push_str(&format!("- {}\n", one_line(item)));
             }
             if !reasons.is_empty() {
-                section.push_str("Because:\n");
+                items.push_str("Because:\n");
                 for reason in reasons {
-                    section.push_str(&format!("- {}\n", one_line(reason)));
+                    items.push_str(&format!("- {}\n", one_line(reason)));
                 }
             }
+            Part::cuttable(items, Keep::Head, "the review")
         }
         Feedback::EditRefused { reason } => {
-            section.push_str(&format!(
-                "Your edits could not be applied, so nothing was changed: {}\n",
-                reason.trim_end()
-            ));
+            before.push_str("Your edits could not be applied, so nothing was changed: ");
+            Part::cuttable(
+                format!("{}\n", reason.trim_end()),
+                Keep::Head,
+                "why they were refused",
+            )
         }
+    };
+    part.before(before).after(after)
+}
+
+/// Names, comma-separated: at most [`MAX_NAMED`](super::budget::MAX_NAMED), then how many more.
+fn named_then_counted(names: &[String]) -> String {
+    let mut shown: Vec<String> = names
+        .iter()
+        .take(super::budget::MAX_NAMED)
+        .map(|name| one_line(name))
+        .collect();
+    if names.len() > super::budget::MAX_NAMED {
+        shown.push(format!(
+            "and {} more",
+            thousands(names.len() - super::budget::MAX_NAMED)
+        ));
     }
-    section.push_str(
-        "The files above show the repository as it is now. Find the cause and answer with the \
-         edits that fix it.\n",
-    );
-    section
+    shown.join(", ")
 }
 
 #[cfg(test)]
@@ -230,6 +290,7 @@ mod tests {
     use crate::edits::{Change, EditFormat, detect, search_replace, udiff};
     use crate::index::Span;
     use crate::pipeline::context::{ContextFile, Piece};
+    use regex::Regex;
 
     fn plan(changes: &[(&str, Operation)]) -> Plan {
         Plan {
@@ -267,6 +328,7 @@ mod tests {
             "",
             None,
             None,
+            60_000,
         );
         assert!(modify.contains("<<<<<<< SEARCH"));
         assert!(!modify.contains("+++ /dev/null"));
@@ -277,6 +339,7 @@ mod tests {
             "",
             None,
             None,
+            60_000,
         );
         assert!(delete.contains("then `+++ /dev/null`, no hunk"));
         assert!(!delete.contains("<<<<<<< SEARCH"));
@@ -356,13 +419,14 @@ mod tests {
             "",
             None,
             None,
+            60_000,
         );
         assert!(
             prompt.contains("Only lines 10-11 of its 90 are shown"),
             "{prompt}"
         );
         assert!(prompt.contains("Lines 10-11:\n```\na\nb\n```\n"));
-        assert!(prompt.contains("Not shown:\n- huge.bin: binary file\n"));
+        assert!(prompt.contains("Not shown, best ranked first:\n- huge.bin: binary file\n"));
     }
 
     #[test]
@@ -390,11 +454,130 @@ mod tests {
                 "",
                 None,
                 Some(feedback),
+                60_000,
             );
             assert!(
                 prompt.contains("## Your previous attempt failed; fix it\n"),
                 "{prompt}"
             );
         }
+    }
+
+    /// A repository of `files` Python files, each of `lines` lines, on disk.
+    fn repository(files: usize, lines: usize) -> (tempfile::TempDir, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut paths = Vec::new();
+        for n in 0..files {
+            let path = format!("pkg/module_{n:04}.py");
+            let text: String = (0..lines)
+                .map(|line| format!("def function_{n}_{line}(value):  # parse the value\n"))
+                .collect();
+            std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
+            std::fs::write(dir.path().join(&path), text).unwrap();
+            paths.push(path);
+        }
+        (dir, paths)
+    }
+
+    /// The edit prompt, as the edit stage builds it, for a plan naming the first file, the
+    /// files ranked by the repository index.
+    fn edit_prompt_for(
+        issue: &Issue,
+        instructions: &str,
+        feedback: Option<&Feedback>,
+        budget: usize,
+    ) -> String {
+        let (dir, paths) = repository(5_000, 12);
+        let root = crate::edits::paths::ProjectRoot::new(dir.path()).unwrap();
+        let protected = crate::config::repo::RepoConfig::default()
+            .protected_paths(&root)
+            .unwrap();
+        let index = crate::index::RepoIndex::build(dir.path(), &paths);
+        let query = crate::index::query::IssueQuery::parse("parse the value", "function fails");
+        let ranking =
+            crate::index::retrieve::rank(&index, &query, crate::index::retrieve::Method::Full);
+        assert!(ranking.files.len() > 1_000, "the files are ranked");
+        let plan = plan(&[("pkg/module_0000.py", Operation::Modify)]);
+        let (prompt, _) = edit_prompt_within(
+            issue,
+            &plan,
+            instructions,
+            None,
+            feedback,
+            budget,
+            |tokens| crate::pipeline::context::build(&root, &protected, &plan, &ranking, tokens),
+        );
+        prompt
+    }
+
+    #[test]
+    fn a_five_thousand_file_repository_names_thirty_files_it_cannot_show_and_counts_the_rest() {
+        let prompt = edit_prompt_for(&issue(), "", None, 20_000);
+        assert!(crate::pipeline::budget::estimate_tokens(&prompt) <= 20_000);
+        assert!(
+            prompt.contains("### pkg/module_0000.py\n"),
+            "the planned file is shown"
+        );
+        let not_shown = &prompt[prompt.find("Not shown, best ranked first:\n").unwrap()..];
+        let named = not_shown
+            .lines()
+            .filter(|line| line.starts_with("- pkg/"))
+            .count();
+        assert_eq!(named, 30, "{not_shown}");
+        assert!(
+            Regex::new(r"… and \d,\d{3} more files\n")
+                .unwrap()
+                .is_match(not_shown),
+            "{not_shown}"
+        );
+    }
+
+    #[test]
+    fn a_megabyte_issue_and_instructions_are_cut_so_the_edit_prompt_keeps_its_budget_and_its_files()
+    {
+        let issue = Issue {
+            body: "The parser fails on this input:\n".to_owned() + &"x = 1\n".repeat(200_000),
+            ..issue()
+        };
+        let instructions = "Keep functions small.\n".repeat(20_000);
+        let prompt = edit_prompt_for(&issue, &instructions, None, 20_000);
+        assert!(crate::pipeline::budget::estimate_tokens(&prompt) <= 20_000);
+        assert!(
+            prompt.contains("bytes of the issue's text left out here"),
+            "marked"
+        );
+        assert!(prompt.contains("bytes of the repository's instructions left out here"));
+        assert!(
+            prompt.contains("The parser fails on this input:\n"),
+            "its start is kept"
+        );
+        assert!(
+            prompt.contains("### pkg/module_0000.py\n"),
+            "files still have room"
+        );
+        assert!(prompt.contains("- Change only these files: `pkg/module_0000.py`.\n"));
+    }
+
+    #[test]
+    fn a_repair_after_two_megabytes_of_output_keeps_the_failure_at_its_end() {
+        let output = "collecting ... ok\n".repeat(120_000) + "E   AssertionError: 1 != 2\n";
+        let feedback = Feedback::ValidationFailed {
+            command: "pytest".into(),
+            why: "tests that pass on the base commit fail".into(),
+            already_failing: (0..500).map(|n| format!("test_{n}")).collect(),
+            output_tail: output,
+        };
+        let prompt = edit_prompt_for(&issue(), "", Some(&feedback), 20_000);
+        assert!(crate::pipeline::budget::estimate_tokens(&prompt) <= 20_000);
+        assert!(prompt.contains("bytes of the command's output left out here"));
+        assert!(
+            prompt.contains("E   AssertionError: 1 != 2\n```\n"),
+            "the end is kept"
+        );
+        assert!(
+            prompt.contains("test_29, and 470 more\n"),
+            "failing names are counted"
+        );
+        assert!(prompt.contains("### pkg/module_0000.py\n"));
     }
 }

@@ -6,8 +6,9 @@ use crate::edits::paths::ProtectedPaths;
 use crate::index::lookup::{self, Place};
 use crate::index::{Ranking, RepoIndex};
 
+use super::budget::{Keep, MAX_NAMED, Part, thousands};
 use super::context::BYTES_PER_TOKEN;
-use crate::quote::{fenced, one_line};
+use crate::quote::one_line;
 
 /// Most names one look-up round may ask for.
 pub const MAX_NAMES_PER_LOOKUP: usize = 8;
@@ -17,7 +18,7 @@ pub const MAX_TOKENS_PER_NAME: usize = 2_000;
 const MAX_SIGNATURES_PER_FILE: usize = 40;
 
 /// The map: ranked files with their definitions (indented by nesting) while the budget lasts,
-/// then more ranked paths alone, then how many files there are in all.
+/// then at most [`MAX_NAMED`] more ranked paths alone, then how many more files there are.
 pub fn repo_map_section(
     index: &RepoIndex,
     ranking: &Ranking,
@@ -32,9 +33,13 @@ pub fn repo_map_section(
     let mut left = max_tokens * BYTES_PER_TOKEN;
     let mut listed = 0;
     let mut paths_only = false;
+    let mut named_only = 0;
     for file in &ranking.files {
         if protected.rule_for(&file.path, false).is_some() {
             continue;
+        }
+        if named_only == MAX_NAMED {
+            break;
         }
         let path = one_line(&file.path);
         let mut entry = format!("{path}\n");
@@ -61,14 +66,32 @@ pub fn repo_map_section(
         left -= entry.len();
         section.push_str(&entry);
         listed += 1;
+        named_only += usize::from(paths_only);
     }
     if listed < total {
         section.push_str(&format!(
-            "({} more files not listed; ask for any file or symbol by name)\n",
-            total - listed
+            "{MORE_FILES}{} more files not listed\n",
+            thousands(total - listed)
         ));
     }
     section
+}
+
+/// The line that ends a map not listing every file.
+const MORE_FILES: &str = "… and ";
+
+/// A map from [`repo_map_section`] as a prompt part: kept from its start should the prompt be
+/// over its budget, its closing count of the files not listed always kept.
+pub fn map_part(map: &str) -> Part {
+    let last_line = map
+        .trim_end_matches('\n')
+        .rfind('\n')
+        .map_or(0, |newline| newline + 1);
+    if map[last_line..].starts_with(MORE_FILES) {
+        Part::cuttable(&map[..last_line], Keep::Head, "the repository map").after(&map[last_line..])
+    } else {
+        Part::cuttable(map, Keep::Head, "the repository map")
+    }
 }
 
 /// What one asked-for name turned out to be.
@@ -135,14 +158,20 @@ fn resolve(
 
 /// The look-ups so far, in the order asked.
 pub fn looked_up_section(looked_up: &[LookedUp]) -> String {
+    looked_up_parts(looked_up).iter().map(Part::whole).collect()
+}
+
+/// [`looked_up_section`] as prompt parts, one per place shown, each kept from its start when
+/// the prompt is cut.
+pub fn looked_up_parts(looked_up: &[LookedUp]) -> Vec<Part> {
     if looked_up.is_empty() {
-        return String::new();
+        return Vec::new();
     }
-    let mut section = String::from("\n## What you asked to see\n");
+    let mut parts = vec![Part::fixed("\n## What you asked to see\n")];
     for item in looked_up {
         let name = one_line(&item.name);
         match &item.found {
-            Err(why) => section.push_str(&format!("\n### `{name}`: {}\n", one_line(why))),
+            Err(why) => parts.push(Part::fixed(format!("\n### `{name}`: {}\n", one_line(why)))),
             Ok(places) => {
                 for (place, text) in places {
                     let path = one_line(&place.path);
@@ -158,11 +187,13 @@ pub fn looked_up_section(looked_up: &[LookedUp]) -> String {
                             if lines == 1 { "" } else { "s" }
                         ),
                     };
-                    section.push_str(&heading);
-                    section.push_str(&fenced("", text));
+                    parts.push(
+                        Part::fenced(text.clone(), Keep::Head, "what was asked for")
+                            .before(heading),
+                    );
                 }
             }
         }
     }
-    section
+    parts
 }

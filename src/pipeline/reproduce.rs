@@ -3,14 +3,16 @@
 
 use std::collections::BTreeSet;
 
+use super::budget::{Keep, Part, bounded_list, fit_with_files};
 use super::checks::CheckRun;
 use super::context::Context;
 use super::issue::Issue;
-use super::plan::Plan;
-use super::prompts::{context_section, plan_section};
+use super::plan::{FileChange, Operation, Plan};
+use super::prompts::{context_section, plan_part};
 use super::proof::{self, BaseFailure, Reproduction};
-use super::sections::{instructions_section, issue_section};
+use super::sections::{instructions_part, issue_part};
 use super::test_report;
+use crate::index::Ranking;
 use crate::index::kinds::FileKind;
 use crate::quote::{fenced, one_line};
 
@@ -26,44 +28,141 @@ pub fn may_write(path: &str) -> bool {
     FileKind::of(path) == FileKind::Test
 }
 
-/// The reproduce prompt: the issue, the plan (what is wrong and where), the test files and the
-/// code under test, and on the second answer why the first was not a reproduction.
+/// The reproduce prompt within `budget_tokens`: the issue, the plan (what is wrong and
+/// where), the test files and the code under test (`build_context` makes them within the tokens
+/// the rest leaves), and on the second answer why the first was not a reproduction; the prompt
+/// and the context shown.
 pub fn prompt(
     issue: &Issue,
     plan: &Plan,
-    context: &Context,
     instructions: &str,
     test_layout: &[String],
     previous: Option<&NotReproduced>,
-) -> String {
-    let mut prompt = String::from(REPRODUCE_INTRO);
-    prompt.push_str(&issue_section(issue));
-    prompt.push_str(&plan_section(plan));
-    prompt.push_str(&instructions_section(instructions));
-    prompt.push_str(&context_section(context));
+    budget_tokens: usize,
+    mut build_context: impl FnMut(usize) -> Context,
+) -> (String, Context) {
+    let mut parts = vec![
+        Part::fixed(REPRODUCE_INTRO),
+        issue_part(issue),
+        plan_part(plan),
+        instructions_part(instructions),
+        Part::fixed(""),
+    ];
     if !test_layout.is_empty() {
-        prompt.push_str("\n## Test files of this repository\n");
-        for path in test_layout {
-            prompt.push_str(&format!("- {}\n", one_line(path)));
-        }
+        let paths: Vec<String> = test_layout.iter().map(|path| one_line(path)).collect();
+        parts.push(Part::fixed(format!(
+            "\n## Test files of this repository\n{}",
+            bounded_list(&paths, "test files")
+        )));
     }
     if let Some(previous) = previous {
-        prompt.push_str("\n## Your previous test does not reproduce the issue\n");
-        prompt.push_str(&format!("{}\n", one_line(&previous.why)));
-        if !previous.output_tail.trim().is_empty() {
-            prompt.push_str("The end of the output:\n");
-            prompt.push_str(&fenced("", previous.output_tail.trim_end()));
-        }
-        prompt.push_str(
-            "It was taken out again. Write a test that fails on the code as it is now.\n",
+        let heading = format!(
+            "\n## Your previous test does not reproduce the issue\n{}\n",
+            one_line(&previous.why)
         );
+        let retry = "It was taken out again. Write a test that fails on the code as it is now.\n";
+        if previous.output_tail.trim().is_empty() {
+            parts.push(Part::fixed(format!("{heading}{retry}")));
+        } else {
+            parts.push(
+                Part::fenced(previous.output_tail.trim_end(), Keep::Tail, "the output")
+                    .before(format!("{heading}The end of the output:\n"))
+                    .after(retry),
+            );
+        }
     }
-    prompt.push_str("\n## Answer format\n");
-    prompt.push_str(SEARCH_REPLACE_CONTRACT);
-    prompt.push_str(
-        "- Change only test files: one shown above, or a new one beside the repository's tests.\n",
-    );
-    prompt
+    parts.push(Part::fixed(format!(
+        "\n## Answer format\n{SEARCH_REPLACE_CONTRACT}- Change only test files: one shown above, \
+         or a new one beside the repository's tests.\n"
+    )));
+    fit_with_files(parts, FILES_SLOT, budget_tokens, |tokens| {
+        let context = build_context(tokens);
+        (context_section(&context), context)
+    })
+}
+
+/// Where the reproduce prompt's files go among its parts.
+const FILES_SLOT: usize = 4;
+
+/// Most existing test files shown to the reproduce stage as examples of the repository's style.
+const MAX_TEST_FILES_SHOWN: usize = 3;
+
+/// The plan whose files the reproduce stage sees: up to three of the repository's test files
+/// (see [`test_files_to_show`]) as MODIFY, then the plan's own files.
+pub fn plan_shown(plan: &Plan, repo_files: &[String], ranking: &Ranking) -> Plan {
+    let mut shown = plan.clone();
+    shown.file_changes = test_files_to_show(plan, repo_files, ranking)
+        .into_iter()
+        .map(|path| FileChange {
+            path,
+            operation: Operation::Modify,
+            line_range: None,
+        })
+        .chain(plan.file_changes.iter().cloned())
+        .collect();
+    shown
+}
+
+/// The repository's test files, to show where it keeps its tests (the prompt names a few and
+/// counts the rest).
+pub fn test_layout(repo_files: &[String]) -> Vec<String> {
+    repo_files
+        .iter()
+        .filter(|path| may_write(path))
+        .cloned()
+        .collect()
+}
+
+/// The existing test files the reproduce stage sees as examples: the plan's own, then those
+/// that test a planned file (`tests/test_calc.py` for `calc.py`), then the best-ranked.
+pub fn test_files_to_show(plan: &Plan, repo_files: &[String], ranking: &Ranking) -> Vec<String> {
+    let is_test = |path: &str| FileKind::of(path) == FileKind::Test;
+    let mut chosen: Vec<String> = Vec::new();
+    let mut take = |path: &str| {
+        if chosen.len() < MAX_TEST_FILES_SHOWN
+            && !chosen.iter().any(|known| known == path)
+            && repo_files.iter().any(|known| known == path)
+        {
+            chosen.push(path.to_string());
+        }
+    };
+    for change in &plan.file_changes {
+        if is_test(&change.path) {
+            take(&change.path);
+        }
+    }
+    let stems: Vec<String> = plan
+        .file_changes
+        .iter()
+        .filter(|change| !is_test(&change.path))
+        .filter_map(|change| file_stem(&change.path))
+        .collect();
+    for path in repo_files.iter().filter(|path| is_test(path)) {
+        let name = file_stem(path).unwrap_or_default();
+        let subject = name
+            .strip_prefix("test_")
+            .or_else(|| name.strip_suffix("_test"))
+            .or_else(|| name.strip_suffix(".test"))
+            .or_else(|| name.strip_suffix(".spec"))
+            .or_else(|| name.strip_suffix("test"))
+            .unwrap_or(&name);
+        if stems.iter().any(|stem| stem == subject) {
+            take(path);
+        }
+    }
+    for file in &ranking.files {
+        if is_test(&file.path) {
+            take(&file.path);
+        }
+    }
+    chosen
+}
+
+/// `src/calc.py` → `calc`; `lib/router.spec.ts` → `router.spec`.
+fn file_stem(path: &str) -> Option<String> {
+    let name = path.rsplit('/').next()?;
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    (!stem.is_empty()).then(|| stem.to_lowercase())
 }
 
 /// The section of the edit prompt that shows the reproduction: its tests, how they fail on

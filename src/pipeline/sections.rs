@@ -1,16 +1,20 @@
-//! The sections every stage's prompt shares: the issue, the repository's instructions and the
-//! file list, their text fenced and their one-line fields flattened (`crate::quote`).
+//! The sections every stage's prompt shares: the issue and the repository's instructions,
+//! their text fenced (and cut first should the prompt be over its budget), one-line fields flat.
 
+use super::budget::{Keep, Part};
 use super::issue::Issue;
-use crate::quote::{fenced, one_line};
-
-/// The most repository paths a prompt lists; the rest are counted, not named.
-pub const MAX_LISTED_FILES: usize = 2_000;
+use crate::config::repo::Instructions;
+use crate::quote::one_line;
 
 /// The issue: its number and title as a heading, its labels, its body in a fence so that
 /// Markdown headings inside it cannot pass for sections of the prompt. The title and labels
 /// are flattened: a line break in them cannot start a section either.
 pub fn issue_section(issue: &Issue) -> String {
+    issue_part(issue).whole()
+}
+
+/// [`issue_section`] as a prompt part: its body is kept from the start when cut.
+pub fn issue_part(issue: &Issue) -> Part {
     let title = one_line(&issue.title);
     let mut section = match issue.number {
         Some(number) => format!("\n## Issue #{number}: {title}\n"),
@@ -22,55 +26,45 @@ pub fn issue_section(issue: &Issue) -> String {
     }
     if issue.body.trim().is_empty() {
         section.push_str("(The issue has no description beyond its title.)\n");
-    } else {
-        section.push_str(&fenced("", &issue.body));
+        return Part::fixed(section);
     }
-    section
+    Part::fenced(issue.body.clone(), Keep::Head, "the issue's text").before(section)
 }
 
 /// The repository's instruction files (AGENTS.md and the like), when it has any.
 pub fn instructions_section(instructions: &str) -> String {
+    instructions_part(instructions).whole()
+}
+
+/// [`instructions_section`] as a prompt part: kept from the start when cut.
+pub fn instructions_part(instructions: &str) -> Part {
     if instructions.trim().is_empty() {
-        return String::new();
+        return Part::fixed("");
     }
-    format!(
+    Part::fenced(
+        instructions.trim_end(),
+        Keep::Head,
+        "the repository's instructions",
+    )
+    .before(
         "\n## Repository instructions\nThe maintainers' guidance for contributors; follow it \
-         where it applies.\n{}",
-        fenced("", instructions.trim_end())
+         where it applies.\n",
     )
 }
 
-/// The repository's files, one path a line (a line break in a name escaped), at most
-/// [`MAX_LISTED_FILES`] of them.
-pub fn file_list_section(repo_files: &[String]) -> String {
-    let mut section = format!("\n## Repository files ({})\n", repo_files.len());
-    for path in repo_files.iter().take(MAX_LISTED_FILES) {
-        section.push_str(&one_line(path));
-        section.push('\n');
-    }
-    if repo_files.len() > MAX_LISTED_FILES {
-        section.push_str(&format!(
-            "(and {} more files not listed)\n",
-            repo_files.len() - MAX_LISTED_FILES
-        ));
-    }
-    section
+/// The instruction files as the prompts show them: each under its path.
+pub fn instruction_text(instructions: &Instructions) -> String {
+    instructions
+        .files
+        .iter()
+        .map(|file| format!("## {}\n{}", file.path, file.text))
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_long_file_list_is_cut_and_the_rest_counted() {
-        let files: Vec<String> = (0..MAX_LISTED_FILES + 5)
-            .map(|i| format!("f{i}.rs"))
-            .collect();
-        let section = file_list_section(&files);
-        assert!(section.starts_with("\n## Repository files (2005)\nf0.rs\n"));
-        assert!(section.contains("f1999.rs\n(and 5 more files not listed)\n"));
-        assert!(!section.contains("f2000.rs"));
-    }
 
     #[test]
     fn an_issue_without_number_labels_or_body_still_reads_well() {

@@ -6,8 +6,10 @@ use serde_json::json;
 
 use super::StageOutputError;
 use super::answer::{self, Fields};
+use super::budget::{Part, fit};
 use super::issue::Issue;
-use super::sections::{file_list_section, instructions_section, issue_section};
+use super::repo_map::map_part;
+use super::sections::{instructions_part, issue_part};
 use crate::git::CommitKind;
 use crate::llm::ResponseSchema;
 
@@ -45,15 +47,23 @@ pub struct Triage {
     pub reason: String,
 }
 
-/// The triage prompt: the issue, the repository's file list, and the instructions files.
-pub fn prompt(issue: &Issue, repo_files: &[String], instructions: &str) -> String {
-    let mut prompt = String::from(INTRO);
-    prompt.push_str(&issue_section(issue));
-    prompt.push_str(&instructions_section(instructions));
-    prompt.push_str(&file_list_section(repo_files));
-    prompt.push_str("\n## Answer\n");
-    prompt.push_str(ANSWER);
-    prompt
+/// The triage prompt within `budget_tokens`: the issue, the instructions files, and the
+/// repository map (`map`, as [`repo_map_section`](super::repo_map::repo_map_section) renders
+/// it), the issue and the map cut first should they not fit.
+pub fn prompt(issue: &Issue, map: &str, instructions: &str, budget_tokens: usize) -> String {
+    let parts = [
+        Part::fixed(INTRO),
+        issue_part(issue),
+        instructions_part(instructions),
+        map_part(map),
+        Part::fixed(format!("\n## Answer\n{ANSWER}")),
+    ];
+    fit(&parts, budget_tokens)
+}
+
+/// The share of the triage budget its repository map is built within.
+pub fn map_tokens(budget_tokens: usize) -> usize {
+    budget_tokens / 2
 }
 
 /// What the reason of a refusal says when the model gave none.
@@ -282,16 +292,17 @@ mod tests {
     }
 
     #[test]
-    fn the_prompt_lists_the_issue_files_and_contract() {
+    fn the_prompt_shows_the_issue_the_map_and_the_contract() {
         let issue = Issue {
             number: Some(3),
             title: "Crash".into(),
             body: "Boom".into(),
             labels: vec!["bug".into()],
         };
-        let prompt = prompt(&issue, &["src/lib.rs".into()], "Use tabs.");
+        let map = "\n## Repository map\nsrc/lib.rs\n  1: pub fn run()\n";
+        let prompt = prompt(&issue, map, "Use tabs.", 7_500);
         assert!(prompt.contains("## Issue #3: Crash\nLabels: bug\n```\nBoom\n```\n"));
-        assert!(prompt.contains("## Repository files (1)\nsrc/lib.rs\n"));
+        assert!(prompt.contains(map));
         assert!(prompt.contains("Use tabs."));
         assert!(prompt.contains("\"classification\": \"fix\""));
     }

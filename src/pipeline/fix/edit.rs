@@ -13,7 +13,7 @@ use crate::pipeline::audit::{self, Review};
 use crate::pipeline::checks::{Judgement, Verdict};
 use crate::pipeline::context::{self, Context};
 use crate::pipeline::plan::Plan;
-use crate::pipeline::prompts::{Feedback, edit_prompt};
+use crate::pipeline::prompts::{Feedback, edit_prompt_within};
 
 /// An edit round's outcome: applied, or refused with the feedback the next round gets.
 pub(super) type Edited = Result<(), (Failed, Feedback)>;
@@ -182,23 +182,25 @@ impl Job<'_> {
         feedback: Option<&Feedback>,
     ) -> Result<Edited, Failed> {
         let ready = self.ready;
-        let context = context::build(
-            &ready.root,
-            &ready.protected,
-            plan,
-            ranking,
-            self.options.context_tokens,
-        );
-        let mut prompt = edit_prompt(
+        // A candidate told its own approach: the line is kept out of the budget the rest fits.
+        let approach = self
+            .candidate_approach()
+            .map(|approach| format!("\n\n## Your approach\n\n{approach}\n"));
+        let budget = self
+            .budgets()
+            .of(stage)
+            .saturating_sub(approach.as_ref().map_or(0, |text| text.len() / 4 + 1));
+        let (mut prompt, context) = edit_prompt_within(
             &ready.issue,
             plan,
-            &context,
             &self.instructions,
             self.proof.as_ref(),
             feedback,
+            budget,
+            |tokens| context::build(&ready.root, &ready.protected, plan, ranking, tokens),
         );
-        if let Some(approach) = self.candidate_approach() {
-            prompt.push_str(&format!("\n\n## Your approach\n\n{approach}\n"));
+        if let Some(approach) = approach {
+            prompt.push_str(&approach);
         }
         let cap = self
             .options
@@ -288,7 +290,7 @@ impl Job<'_> {
             .workspace
             .diff_paths_from(work_base, &paths)
             .map_err(|err| Failed::new(err.failure_code(), "audit", err.to_string()))?;
-        let prompt = audit::prompt(&ready.issue, plan, &diff, judgement);
+        let prompt = audit::prompt(&ready.issue, plan, &diff, judgement, self.budgets().audit);
         let cap = self.options.output_caps.audit;
         let review = self
             .ask_json("audit", prompt, audit::schema(), cap, audit::parse)

@@ -54,11 +54,8 @@ use preflight::{Ready, preflight};
 /// Rounds in which the planner may ask to see files or symbols before it plans.
 pub const LOOKUP_ROUNDS: usize = 2;
 
-/// Most tokens of the planner's repository map (a quarter of `pipeline.context_tokens`, at most this).
-const MAX_MAP_TOKENS: usize = 8_000;
-
 /// Most bytes of a failing command's output quoted back to the model.
-const FEEDBACK_TAIL_BYTES: usize = 6 * 1024;
+pub const FEEDBACK_TAIL_BYTES: usize = 6 * 1024;
 
 /// Where the issue comes from: a file (`autofix fix`) or the forge (the bot's worker).
 pub enum IssueInput {
@@ -503,7 +500,7 @@ impl Job<'_> {
                     None => {
                         self.check_cancelled("triage")?;
                         let clock = self.start("triage");
-                        finish_stage(clock, self.triage(&repo_files).await)?
+                        finish_stage(clock, self.triage(&located).await)?
                     }
                 };
                 self.check_cancelled("plan")?;
@@ -608,7 +605,7 @@ impl Job<'_> {
                 ));
             }
         }
-        preflight::instruction_text(&found)
+        crate::pipeline::sections::instruction_text(&found)
     }
 }
 

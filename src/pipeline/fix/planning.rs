@@ -3,21 +3,31 @@
 
 use std::time::Instant;
 
-use super::{Failed, Job, LOOKUP_ROUNDS, MAX_MAP_TOKENS, Ready, Revision, io_failure};
+use super::{Failed, Job, LOOKUP_ROUNDS, Ready, Revision, io_failure};
 use crate::failure::FailureCode;
 use crate::index::query::IssueQuery;
 use crate::index::retrieve::{Method, rank};
 use crate::index::{Ranking, RepoIndex};
 use crate::pipeline::StageOutputError;
+use crate::pipeline::budget::Budgets;
 use crate::pipeline::plan::{self, Plan, PlanAnswer};
 use crate::pipeline::plan_files;
-use crate::pipeline::repo_map::{LookedUp, look_up, looked_up_section, repo_map_section};
+use crate::pipeline::repo_map::{LookedUp, look_up, repo_map_section};
 use crate::pipeline::triage::{self, Triage};
 
 impl Job<'_> {
-    pub(super) async fn triage(&mut self, repo_files: &[String]) -> Result<Triage, Failed> {
+    /// Asks whether the issue is actionable, showing the repository map within the triage's
+    /// share of its budget.
+    pub(super) async fn triage(&mut self, located: &Located) -> Result<Triage, Failed> {
         let ready = self.ready;
-        let prompt = triage::prompt(&ready.issue, repo_files, &ready.instructions);
+        let budget = self.budgets().triage;
+        let map = repo_map_section(
+            &located.index,
+            &located.ranking,
+            &ready.protected,
+            triage::map_tokens(budget),
+        );
+        let prompt = triage::prompt(&ready.issue, &map, &ready.instructions, budget);
         let cap = self.options.output_caps.triage;
         let triage = self
             .ask_json("triage", prompt, triage::schema(), cap, triage::parse)
@@ -37,6 +47,11 @@ impl Job<'_> {
             ));
         }
         Ok(triage)
+    }
+
+    /// Each stage's prompt budget, from `pipeline.context_tokens`.
+    pub(super) fn budgets(&self) -> Budgets {
+        Budgets::from_context_tokens(self.options.context_tokens)
     }
 
     /// Indexes the work tree and ranks its files and spans for the issue, without the model.
@@ -74,7 +89,7 @@ impl Job<'_> {
         repo_files: &[String],
     ) -> Result<Plan, Failed> {
         let ready = self.ready;
-        let map_tokens = (self.options.context_tokens / 4).min(MAX_MAP_TOKENS);
+        let map_tokens = plan::map_tokens(self.options.context_tokens);
         let map = repo_map_section(
             &located.index,
             &located.ranking,
@@ -116,9 +131,10 @@ impl Job<'_> {
             &ready.issue,
             triage,
             map,
-            &looked_up_section(looked_up),
+            looked_up,
             &ready.instructions,
             lookups_left,
+            self.budgets().plan,
         );
         let cap = self.options.output_caps.plan;
         let title = ready.issue.title.clone();

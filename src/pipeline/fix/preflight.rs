@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::{Failed, FixOptions};
-use crate::config::repo::{Instructions, RepoConfig, ReproduceMode, ValidationCommand};
+use crate::config::repo::{RepoConfig, ReproduceMode, ValidationCommand};
 use crate::detect::Detection;
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
 use crate::failure::FailureCode;
@@ -13,6 +13,7 @@ use crate::pipeline::checkout::Checkout;
 use crate::pipeline::issue::Issue;
 use crate::pipeline::run_log::RunLog;
 use crate::pipeline::sanitise;
+use crate::pipeline::sections::instruction_text;
 
 pub fn read_issue_file(path: &std::path::Path) -> Result<Issue, String> {
     let bytes = std::fs::read(path)
@@ -144,16 +145,6 @@ pub(super) fn preflight(
         original_branch,
         baseline,
     })
-}
-
-/// The instruction files as the prompts show them: each under its path.
-pub(super) fn instruction_text(instructions: &Instructions) -> String {
-    instructions
-        .files
-        .iter()
-        .map(|file| format!("## {}\n{}", file.path, file.text))
-        .collect::<Vec<_>>()
-        .join("\n\n")
 }
 
 /// The checks found in the repository, a line each in the run log and before the setup stage

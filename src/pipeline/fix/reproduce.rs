@@ -12,20 +12,13 @@ use crate::exec;
 use crate::failure::FailureCode;
 use crate::git::CommitKind;
 use crate::index::Ranking;
-use crate::index::kinds::FileKind;
 use crate::pipeline::checks::CheckRun;
 use crate::pipeline::context;
-use crate::pipeline::plan::{FileChange, Operation, Plan};
+use crate::pipeline::plan::Plan;
 use crate::pipeline::prompts::ProofShown;
 use crate::pipeline::proof::{BaseFailure, Reproduction, TestOutcome};
 use crate::pipeline::reproduce::{self as rules, NotReproduced, RunPair, Written};
 use crate::pipeline::triage::Triage;
-
-/// Most existing test files shown to the reproduce stage as examples of the repository's style.
-const MAX_TEST_FILES_SHOWN: usize = 3;
-
-/// Most test paths listed to show where the repository keeps its tests.
-const MAX_TEST_PATHS_LISTED: usize = 30;
 
 impl Job<'_> {
     /// Settles the reproduction without asking the model when none is to be asked for: a
@@ -147,36 +140,16 @@ impl Job<'_> {
         previous: Option<&NotReproduced>,
     ) -> Result<Result<(), NotReproduced>, Failed> {
         let ready = self.ready;
-        let mut shown = plan.clone();
-        shown.file_changes = test_files_to_show(plan, repo_files, ranking)
-            .into_iter()
-            .map(|path| FileChange {
-                path,
-                operation: Operation::Modify,
-                line_range: None,
-            })
-            .chain(plan.file_changes.iter().cloned())
-            .collect();
-        let context = context::build(
-            &ready.root,
-            &ready.protected,
-            &shown,
-            ranking,
-            self.options.context_tokens,
-        );
-        let layout: Vec<String> = repo_files
-            .iter()
-            .filter(|path| rules::may_write(path))
-            .take(MAX_TEST_PATHS_LISTED)
-            .cloned()
-            .collect();
-        let prompt = rules::prompt(
+        let shown = rules::plan_shown(plan, repo_files, ranking);
+        let layout = rules::test_layout(repo_files);
+        let (prompt, context) = rules::prompt(
             &ready.issue,
             plan,
-            &context,
             &self.instructions,
             &layout,
             previous,
+            self.budgets().reproduce,
+            |tokens| context::build(&ready.root, &ready.protected, &shown, ranking, tokens),
         );
         let cap = self
             .options
@@ -395,56 +368,4 @@ impl Job<'_> {
             .as_ref()
             .map_or(&[], |proof| proof.files.as_slice())
     }
-}
-
-/// The existing test files the reproduce stage sees as examples: the plan's own, then those
-/// that test a planned file (`tests/test_calc.py` for `calc.py`), then the best-ranked.
-fn test_files_to_show(plan: &Plan, repo_files: &[String], ranking: &Ranking) -> Vec<String> {
-    let is_test = |path: &str| FileKind::of(path) == FileKind::Test;
-    let mut chosen: Vec<String> = Vec::new();
-    let mut take = |path: &str| {
-        if chosen.len() < MAX_TEST_FILES_SHOWN
-            && !chosen.iter().any(|known| known == path)
-            && repo_files.iter().any(|known| known == path)
-        {
-            chosen.push(path.to_string());
-        }
-    };
-    for change in &plan.file_changes {
-        if is_test(&change.path) {
-            take(&change.path);
-        }
-    }
-    let stems: Vec<String> = plan
-        .file_changes
-        .iter()
-        .filter(|change| !is_test(&change.path))
-        .filter_map(|change| file_stem(&change.path))
-        .collect();
-    for path in repo_files.iter().filter(|path| is_test(path)) {
-        let name = file_stem(path).unwrap_or_default();
-        let subject = name
-            .strip_prefix("test_")
-            .or_else(|| name.strip_suffix("_test"))
-            .or_else(|| name.strip_suffix(".test"))
-            .or_else(|| name.strip_suffix(".spec"))
-            .or_else(|| name.strip_suffix("test"))
-            .unwrap_or(&name);
-        if stems.iter().any(|stem| stem == subject) {
-            take(path);
-        }
-    }
-    for file in &ranking.files {
-        if is_test(&file.path) {
-            take(&file.path);
-        }
-    }
-    chosen
-}
-
-/// `src/calc.py` → `calc`; `lib/router.spec.ts` → `router.spec`.
-fn file_stem(path: &str) -> Option<String> {
-    let name = path.rsplit('/').next()?;
-    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-    (!stem.is_empty()).then(|| stem.to_lowercase())
 }
