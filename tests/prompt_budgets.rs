@@ -9,10 +9,12 @@ use autofix::git::CommitKind;
 use autofix::index::query::IssueQuery;
 use autofix::index::retrieve::{Method, rank};
 use autofix::index::{Ranking, RepoIndex};
+use autofix::pipeline::StageOutputError;
 use autofix::pipeline::budget::{Budgets, estimate_tokens};
 use autofix::pipeline::checks::Judgement;
 use autofix::pipeline::context;
 use autofix::pipeline::issue::Issue;
+use autofix::pipeline::json_stage::{Problem, corrective_prompt};
 use autofix::pipeline::plan::{self, FileChange, Operation, Plan};
 use autofix::pipeline::repo_map::{look_up, repo_map_section};
 use autofix::pipeline::reproduce::{self, NotReproduced};
@@ -232,12 +234,33 @@ fn the_audit_shows_the_start_of_a_diff_of_thousands_of_files_within_its_budget()
 }
 
 #[test]
+fn a_corrective_round_after_an_unreadable_triage_answer_stays_within_the_budget() {
+    let repo = repository();
+    let budget = budgets().triage;
+    let map = repo_map_section(
+        &repo.index,
+        &repo.ranking,
+        &repo.protected,
+        triage::map_tokens(budget),
+    );
+    let prompt = triage::prompt(&huge_issue(), &map, "", budget);
+    let problem = Problem::Unreadable(StageOutputError::new(
+        "triage",
+        "the answer is not a JSON object",
+    ));
+    let answer = "Sure! Here is my analysis of the issue. ".repeat(500);
+    let retry = corrective_prompt(&prompt, &problem, &answer, &triage::schema());
+    assert!(retry.starts_with(&prompt));
+    assert!(estimate_tokens(&retry) <= budget, "{}", retry.len());
+}
+
+#[test]
 fn a_prompt_that_fits_is_not_cut() {
     let issue = Issue {
         body: "parse_value fails.".into(),
         ..huge_issue()
     };
-    let prompt = audit::prompt(&issue, &planned(), "", &Judgement::default(), 2_000);
+    let prompt = audit::prompt(&issue, &planned(), "", &Judgement::default(), 3_000);
     assert!(!prompt.contains("left out here"), "{prompt}");
     assert!(prompt.contains("(The diff is empty: nothing was changed.)"));
 }

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::StageOutputError;
 use super::answer::{self, Fields};
-use super::budget::{Keep, Part, fit};
+use super::budget::{Keep, Part, first_ask, fit};
 use super::checks::{Comparison, Judgement, Verdict};
 use super::issue::Issue;
 use super::plan::Plan;
@@ -49,7 +49,8 @@ impl Review {
 
 /// The review prompt within `budget_tokens`: the issue, the plan, the unified diff of the
 /// change, the test report (with what already failed on the base commit). Should it not fit,
-/// the largest of the issue, the report and the diff are cut first, each from its end.
+/// the largest of the issue, the report and the diff are cut first, each from its end; room is
+/// left for a corrective round ([`first_ask`]).
 pub fn prompt(
     issue: &Issue,
     plan: &Plan,
@@ -76,7 +77,7 @@ pub fn prompt(
         change,
         Part::fixed(format!("\n## Answer\n{ANSWER}")),
     ];
-    fit(&parts, budget_tokens)
+    fit(&parts, first_ask(budget_tokens))
 }
 
 fn report_section(judgement: &Judgement) -> String {

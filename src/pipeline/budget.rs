@@ -8,6 +8,17 @@ use crate::quote::fenced;
 /// own instructions and answer format always fit in it.
 pub const MIN_STAGE_TOKENS: usize = 2_000;
 
+/// Tokens a JSON stage's prompt leaves free within its budget for its one corrective round,
+/// which repeats the prompt and adds why the answer was refused, the start of that answer (300
+/// characters) and the answer's JSON Schema.
+pub const JSON_RETRY_TOKENS: usize = 1_000;
+
+/// What a JSON stage's (triage, plan, audit) first prompt may take of `budget_tokens`, so that
+/// its corrective round stays within the budget too.
+pub fn first_ask(budget_tokens: usize) -> usize {
+    budget_tokens.saturating_sub(JSON_RETRY_TOKENS)
+}
+
 /// Most names a bounded list shows before it only counts the rest.
 pub const MAX_NAMED: usize = 30;
 

@@ -87,7 +87,8 @@ pub enum PlanAnswer {
 /// The plan prompt within `budget_tokens`: the issue, the triage, the instructions, the
 /// repository map (`map`, as rendered for the planner) and what earlier look-ups showed; while
 /// `lookups_left` is above zero the planner may answer with names to see instead of a plan.
-/// Should it not fit, the largest of the issue, the map and the look-ups are cut first.
+/// Should it not fit, the largest of the issue, the map and the look-ups are cut first; room is
+/// left for a corrective round ([`budget::first_ask`]).
 pub fn prompt(
     issue: &Issue,
     triage: &Triage,
@@ -118,7 +119,7 @@ pub fn prompt(
         ));
     }
     parts.push(Part::fixed(answer));
-    budget::fit(&parts, budget_tokens)
+    budget::fit(&parts, budget::first_ask(budget_tokens))
 }
 
 fn triage_section(triage: &Triage) -> String {

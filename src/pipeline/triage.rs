@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::StageOutputError;
 use super::answer::{self, Fields};
-use super::budget::{Part, fit};
+use super::budget::{Part, first_ask, fit};
 use super::issue::Issue;
 use super::repo_map::map_part;
 use super::sections::{instructions_part, issue_part};
@@ -49,7 +49,8 @@ pub struct Triage {
 
 /// The triage prompt within `budget_tokens`: the issue, the instructions files, and the
 /// repository map (`map`, as [`repo_map_section`](super::repo_map::repo_map_section) renders
-/// it), the issue and the map cut first should they not fit.
+/// it), the issue and the map cut first should they not fit; room is left for a corrective
+/// round ([`first_ask`]).
 pub fn prompt(issue: &Issue, map: &str, instructions: &str, budget_tokens: usize) -> String {
     let parts = [
         Part::fixed(INTRO),
@@ -58,7 +59,7 @@ pub fn prompt(issue: &Issue, map: &str, instructions: &str, budget_tokens: usize
         map_part(map),
         Part::fixed(format!("\n## Answer\n{ANSWER}")),
     ];
-    fit(&parts, budget_tokens)
+    fit(&parts, first_ask(budget_tokens))
 }
 
 /// The share of the triage budget its repository map is built within.
