@@ -19,17 +19,16 @@ use std::time::{Duration, Instant};
 
 use autofix::exec::{Limits, Sandbox, SandboxMode};
 use autofix::git::Identity;
-use autofix::llm::LlmProvider;
+use autofix::llm::price::{PriceOverride, pricing};
+use autofix::llm::{LlmProvider, TokenUsage};
 use autofix::pipeline::fix::{CandidateLimits, FixOptions, FixSummary, IssueInput, fix};
 use autofix::pipeline::issue::Issue;
 use autofix::pipeline::json_stage::OutputCaps;
 use autofix::redact::Redactor;
 use model_server::ModelServer;
 
-/// The hosted model whose list price the tokens are costed at.
+/// The hosted model whose list price (autofix's own table) the tokens are costed at.
 const REFERENCE_MODEL: &str = "gpt-4o-mini";
-/// US dollars per million input and output tokens of `REFERENCE_MODEL` (its public list price).
-const REFERENCE_PRICE: (f64, f64) = (0.15, 0.60);
 
 /// What one setting's jobs added up to.
 #[derive(Default)]
@@ -54,9 +53,12 @@ impl Tally {
     }
 
     fn cost(&self) -> f64 {
-        (self.input_tokens as f64 * REFERENCE_PRICE.0
-            + self.output_tokens as f64 * REFERENCE_PRICE.1)
-            / 1_000_000.0
+        let usage = TokenUsage {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            ..TokenUsage::default()
+        };
+        pricing(REFERENCE_MODEL, &PriceOverride::default()).cost(&usage)
     }
 }
 
@@ -92,6 +94,10 @@ async fn run_setting(llm: &dyn LlmProvider, issues: &[Issue], count: u32) -> Tal
             approval: Default::default(),
             earlier_reproduction: None,
             candidates: CandidateLimits::default(),
+            spend: autofix::llm::spend::SpendGuard::new(
+                autofix::llm::price::pricing("bench", &Default::default()),
+                Vec::new(),
+            ),
         };
         let summary = fix(&options, llm)
             .await

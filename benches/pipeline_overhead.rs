@@ -46,6 +46,7 @@ impl LlmProvider for InstantLlm {
             usage: TokenUsage {
                 input_tokens: (request.prompt.len() / 4) as u64,
                 output_tokens: (text.len() / 4) as u64,
+                cached_input_tokens: 0,
                 total_tokens: ((request.prompt.len() + text.len()) / 4) as u64,
             },
             text,
@@ -149,6 +150,10 @@ fn main() {
             cancel: Default::default(),
             approval: Default::default(),
             earlier_reproduction: None,
+            spend: autofix::llm::spend::SpendGuard::new(
+                autofix::llm::price::pricing("bench", &Default::default()),
+                Vec::new(),
+            ),
             candidates: Default::default(),
         };
         let started = Instant::now();

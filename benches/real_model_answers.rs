@@ -175,6 +175,10 @@ async fn run_mode(llm: &dyn LlmProvider, issues: &[Issue]) -> Tally {
             cancel: Default::default(),
             approval: Default::default(),
             earlier_reproduction: None,
+            spend: autofix::llm::spend::SpendGuard::new(
+                autofix::llm::price::pricing("bench", &Default::default()),
+                Vec::new(),
+            ),
             candidates: Default::default(),
         };
         let summary = fix(&options, llm)

@@ -205,6 +205,10 @@ impl Story {
             cancel: Default::default(),
             approval: Default::default(),
             earlier_reproduction: None,
+            spend: autofix::llm::spend::SpendGuard::new(
+                autofix::llm::price::pricing("bench", &Default::default()),
+                Vec::new(),
+            ),
             candidates: Default::default(),
         };
         let files =

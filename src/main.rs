@@ -381,6 +381,15 @@ fn fix_command(
         cancel: Default::default(),
         approval: Default::default(),
         earlier_reproduction: None,
+        // On a person's machine only the per-job cap applies: the daily ones need the bot's store.
+        spend: autofix::llm::spend::SpendGuard::new(
+            config.pricing(),
+            autofix::llm::spend::ServiceCaps {
+                per_job: config.budget.max_usd_per_job,
+                ..Default::default()
+            }
+            .caps(0.0, 0.0, 0.0),
+        ),
         candidates: autofix::pipeline::fix::CandidateLimits {
             max: config.candidates.max,
             parallel: config.exec.parallel_candidates,

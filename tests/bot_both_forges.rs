@@ -417,10 +417,12 @@ fn steady(text: &str) -> String {
     let durations = regex::Regex::new(r"\b\d+(\.\d+)? (ms|s)\b").unwrap();
     let commits = regex::Regex::new(r"\b[0-9a-f]{7,40}\b").unwrap();
     let tokens = regex::Regex::new(r"\d+ in, \d+ out").unwrap();
+    let cost_tokens = regex::Regex::new(r"\(\d[\d,]* tokens\)").unwrap();
     let hosts = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
     let text = durations.replace_all(text, "[duration]");
     let text = commits.replace_all(&text, "[commit]");
     let text = tokens.replace_all(&text, "[n] in, [n] out");
+    let text = cost_tokens.replace_all(&text, "([n] tokens)");
     hosts.replace_all(&text, "[fake-forge]").into_owned()
 }
 

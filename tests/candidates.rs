@@ -36,7 +36,6 @@ fn issue() -> Value {
            "body": "`clamp(5, 0, 3)` returns 5; it should return 3.", "labels": []})
 }
 
-
 /// Clamps right.
 fn right_fix() -> String {
     search_replace(
@@ -132,7 +131,6 @@ fn candidates(fix: &Fix) -> Vec<Value> {
         .cloned()
         .unwrap_or_default()
 }
-
 
 #[test]
 fn only_the_second_candidate_is_right_so_it_is_chosen_and_the_line_says_why() {

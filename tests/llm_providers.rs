@@ -78,6 +78,7 @@ fn usage(input_tokens: u64, output_tokens: u64, total_tokens: u64) -> TokenUsage
         input_tokens,
         output_tokens,
         total_tokens,
+        cached_input_tokens: 0,
     }
 }
 
@@ -337,7 +338,84 @@ async fn anthropic_cached_prompt_tokens_count_as_input() {
     let answer = ask(anthropic(&llm).as_ref()).await.unwrap();
 
     assert_eq!(answer.text, "done");
-    assert_eq!(answer.usage, usage(1110, 5, 1115));
+    assert_eq!(
+        answer.usage,
+        TokenUsage {
+            cached_input_tokens: 1000,
+            ..usage(1110, 5, 1115)
+        }
+    );
+}
+
+#[tokio::test]
+async fn each_vendor_says_how_much_of_the_prompt_came_from_its_cache() {
+    let llm = ScriptedLlm::start();
+    llm.reply(Reply::json(
+        200,
+        json!({
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 2000, "completion_tokens": 10, "total_tokens": 2010,
+                      "prompt_tokens_details": {"cached_tokens": 1536}}
+        })
+        .to_string(),
+    ));
+    llm.reply(Reply::json(
+        200,
+        json!({
+            "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+            "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 10, "cache_read_input_tokens": 1000, "output_tokens": 5}
+        })
+        .to_string(),
+    ));
+    llm.reply(Reply::json(
+        200,
+        json!({
+            "candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]},
+                            "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 900, "cachedContentTokenCount": 700,
+                              "candidatesTokenCount": 4}
+        })
+        .to_string(),
+    ));
+
+    let openai = ask(openai(&llm).as_ref()).await.unwrap().usage;
+    let anthropic = ask(anthropic(&llm).as_ref()).await.unwrap().usage;
+    let gemini = ask(gemini(&llm).as_ref()).await.unwrap().usage;
+
+    assert_eq!(
+        (openai.input_tokens, openai.cached_input_tokens),
+        (2000, 1536)
+    );
+    assert_eq!(
+        (anthropic.input_tokens, anthropic.cached_input_tokens),
+        (1010, 1000)
+    );
+    assert_eq!(
+        (gemini.input_tokens, gemini.cached_input_tokens),
+        (900, 700)
+    );
+}
+
+#[tokio::test]
+async fn the_recorded_replies_say_no_prompt_came_from_a_cache() {
+    let llm = ScriptedLlm::start();
+    llm.reply(Reply::json(200, llm_fixture("openai/chat_completion.json")));
+    llm.reply(Reply::json(200, llm_fixture("anthropic/message_text.json")));
+    llm.reply(Reply::json(
+        200,
+        llm_fixture("gemini/generate_content.json"),
+    ));
+    for provider in [openai(&llm), anthropic(&llm), gemini(&llm)] {
+        let answer = ask(provider.as_ref()).await.unwrap();
+        assert_eq!(
+            answer.usage.cached_input_tokens,
+            0,
+            "{}",
+            provider.describe()
+        );
+    }
 }
 
 #[tokio::test]

@@ -848,3 +848,24 @@ fn a_configuration_built_in_code_reports_the_problems_the_same_file_would() {
     assert!(from_file.ends_with(&problems[0]), "{from_file}");
     assert!(RepoConfig::default().problems().is_empty());
 }
+
+#[test]
+fn a_job_may_be_given_a_cap_in_dollars_and_a_cap_of_nothing_is_refused() {
+    assert_eq!(
+        parsed("[budget]\nmax_usd = 2.5\n").budget.max_usd,
+        Some(2.5)
+    );
+    assert_eq!(
+        parsed("").budget.max_usd,
+        None,
+        "no cap of its own by default"
+    );
+    assert_eq!(
+        refusal("[budget]\nmax_usd = 0\n"),
+        ".autofix.toml:2:11: budget.max_usd must be more than 0 US dollars, not 0"
+    );
+    assert_eq!(
+        refusal("[budget]\nmax_usd = -3.0\n"),
+        ".autofix.toml:2:11: budget.max_usd must be more than 0 US dollars, not -3"
+    );
+}

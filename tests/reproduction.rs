@@ -52,7 +52,6 @@ fn plan() -> String {
     .to_string()
 }
 
-
 /// A new test file holding `body`.
 fn new_test(path: &str, body: &str) -> String {
     search_replace(path, "", body)
@@ -93,7 +92,6 @@ fn stages(llm: &ScriptedLlm) -> Vec<String> {
         .filter_map(|request| request.header("x-autofix-stage").map(str::to_string))
         .collect()
 }
-
 
 #[test]
 fn a_test_that_fails_on_the_base_and_a_fix_that_makes_it_pass_are_committed_together() {

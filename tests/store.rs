@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use autofix::forge::{ForgeKind, IssueNumber, RepoRef};
 use autofix::store::{
-    Delivery, EnqueueOutcome, Finish, JobKey, JobState, REPORT_RETRY_BASE, REPORT_RETRY_CAP,
-    RETRY_BASE, RETRY_CAP, Store, StoreError, report_backoff, retry_backoff,
+    DaySpend, Delivery, EnqueueOutcome, Finish, JobKey, JobState, REPORT_RETRY_BASE,
+    REPORT_RETRY_CAP, RETRY_BASE, RETRY_CAP, Spend, Store, StoreError, report_backoff,
+    retry_backoff,
 };
 use chrono::{DateTime, TimeZone, Utc};
 
@@ -1003,6 +1004,95 @@ async fn a_change_request_from_the_bots_fork_is_found_with_the_fork_it_lives_in(
     );
 }
 
+async fn the_model_s_cost_is_summed_per_repository_and_utc_day_and_per_job(h: Harness) {
+    let widgets = JobKey::new("github", "acme/widgets", 7);
+    let tools = JobKey::new("gitlab", "acme/tools", 3);
+    let spend = |job: i64, usd: f64, priced: bool| Spend {
+        job,
+        model: "gpt-4o".into(),
+        usd,
+        priced,
+    };
+    let late = Utc.with_ymd_and_hms(2026, 11, 22, 23, 59, 0).unwrap();
+    let next_day = Utc.with_ymd_and_hms(2026, 11, 23, 0, 1, 0).unwrap();
+    h.store
+        .record_spend(&widgets, &spend(1, 0.25, true), t0())
+        .await
+        .unwrap();
+    h.store
+        .record_spend(&widgets, &spend(1, 0.5, true), late)
+        .await
+        .unwrap();
+    h.store
+        .record_spend(&tools, &spend(2, 1.0, true), t0())
+        .await
+        .unwrap();
+    h.store
+        .record_spend(&widgets, &spend(3, 2.0, true), next_day)
+        .await
+        .unwrap();
+    h.store
+        .record_spend(&tools, &spend(4, 0.0, false), t0())
+        .await
+        .unwrap();
+
+    let day = h
+        .store
+        .day_spend("github", "acme/widgets", t0())
+        .await
+        .unwrap();
+    assert_eq!(
+        day,
+        DaySpend {
+            repository_usd: 0.75,
+            all_usd: 1.75
+        }
+    );
+    let after_midnight = h
+        .store
+        .day_spend("github", "acme/widgets", next_day)
+        .await
+        .unwrap();
+    assert_eq!(
+        after_midnight.repository_usd, 2.0,
+        "a new UTC day starts from nothing"
+    );
+    let quiet = h
+        .store
+        .day_spend("github", "acme/quiet", t0())
+        .await
+        .unwrap();
+    assert_eq!(quiet.repository_usd, 0.0);
+
+    let jobs = h.store.jobs_spend(&[1, 3, 4, 99]).await.unwrap();
+    assert_eq!(jobs[&1].usd, 0.75);
+    assert!(!jobs.contains_key(&2), "only the jobs asked for");
+    assert!(jobs[&4].price_unknown);
+    assert!(!jobs.contains_key(&99));
+    assert_eq!(h.store.job_spend(99).await.unwrap().usd, 0.0);
+}
+
+async fn the_daily_cap_notice_is_noted_once_per_repository_and_day(h: Harness) {
+    let first = JobKey::new("github", "acme/widgets", 7);
+    let second = JobKey::new("github", "acme/widgets", 8);
+    let elsewhere = JobKey::new("github", "acme/tools", 8);
+    assert!(h.store.first_spend_notice(&first, t0()).await.unwrap());
+    assert!(
+        !h.store
+            .first_spend_notice(&second, after(60))
+            .await
+            .unwrap()
+    );
+    assert!(
+        h.store
+            .first_spend_notice(&elsewhere, after(60))
+            .await
+            .unwrap()
+    );
+    let tomorrow = t0() + chrono::TimeDelta::days(1);
+    assert!(h.store.first_spend_notice(&second, tomorrow).await.unwrap());
+}
+
 /// Runs each story once per backend, in `on_sqlite::` and `on_postgres::`.
 macro_rules! stories {
     ($($story:ident),* $(,)?) => {
@@ -1049,6 +1139,8 @@ stories!(
     a_delivery_that_joins_a_running_job_goes_to_a_follow_up_when_it_finishes,
     change_requests_are_found_by_number_and_by_issue_and_closed,
     a_change_request_from_the_bots_fork_is_found_with_the_fork_it_lives_in,
+    the_model_s_cost_is_summed_per_repository_and_utc_day_and_per_job,
+    the_daily_cap_notice_is_noted_once_per_repository_and_day,
 );
 
 /// Adds a trigger to the SQLite file that makes appending the event of issue 13's job fail,

@@ -165,6 +165,12 @@ fn worker_settings(config: &ServiceConfig) -> Result<WorkerSettings, String> {
         sandbox: config.sandbox(),
         push_to: config.forge.push_to,
         cache_max_bytes: config.exec.cache_max_bytes,
+        pricing: config.pricing(),
+        caps: crate::llm::spend::ServiceCaps {
+            per_job: config.budget.max_usd_per_job,
+            per_repository_per_day: config.budget.max_usd_per_repository_per_day,
+            per_day: config.budget.max_usd_per_day,
+        },
         max_candidates: config.candidates.max,
         parallel_candidates: config.exec.parallel_candidates,
     })

@@ -203,6 +203,15 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     if let Err(line) = &sandbox {
         tracing::error!("{line}: every job will fail with SANDBOX_UNAVAILABLE until it works");
     }
+    let pricing = config.pricing();
+    if pricing.known() {
+        tracing::info!(price = %pricing.describe(), "the model's tokens are priced");
+    } else {
+        tracing::warn!(
+            model = %pricing.model,
+            "price unknown: no built-in price and no llm.price, so the model's tokens count as $0 and the spending caps never stop a job"
+        );
+    }
     let report = preflight::setup_report(&config, &sandbox);
     let pages =
         pages_state(&config, store.clone(), &report).with_checks(parts_check(report, services));

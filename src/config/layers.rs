@@ -89,6 +89,10 @@ pub(super) fn read_environment(
                 check_parses::<i64>(&name, &value, "a whole number")?;
                 layer.scalars.insert(format!("{ENV_PREFIX}{key}"), value);
             }
+            Some(toml::Value::Float(_)) => {
+                check_parses::<f64>(&name, &value, "a number")?;
+                layer.scalars.insert(format!("{ENV_PREFIX}{key}"), value);
+            }
             Some(toml::Value::Boolean(_)) => {
                 check_parses::<bool>(&name, &value, "true or false")?;
                 layer.scalars.insert(format!("{ENV_PREFIX}{key}"), value);

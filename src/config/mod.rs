@@ -28,6 +28,7 @@ pub struct ServiceConfig {
     pub workdir: String,
     pub log: LogSection,
     pub llm: LlmSection,
+    pub budget: BudgetSection,
     pub exec: ExecSection,
     pub git: GitSection,
     pub pipeline: PipelineSection,
@@ -185,6 +186,29 @@ pub struct LlmSection {
     pub max_output_tokens_plan: u32,
     pub max_output_tokens_audit: u32,
     pub max_output_tokens_edit: u32,
+    pub price: PriceSection,
+}
+
+/// `[llm.price]`: the configured model's price in US dollars per million tokens; a key left
+/// empty takes the built-in price (see [`crate::llm::price`]).
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceSection {
+    #[serde(deserialize_with = "optional_usd", serialize_with = "usd_or_empty")]
+    pub input: Option<f64>,
+    #[serde(deserialize_with = "optional_usd", serialize_with = "usd_or_empty")]
+    pub cached_input: Option<f64>,
+    #[serde(deserialize_with = "optional_usd", serialize_with = "usd_or_empty")]
+    pub output: Option<f64>,
+}
+
+/// `[budget]`: the service's spending caps in US dollars; 0 is none.
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetSection {
+    pub max_usd_per_job: f64,
+    pub max_usd_per_repository_per_day: f64,
+    pub max_usd_per_day: f64,
 }
 
 #[derive(Debug, Deserialize, Serialize)]
@@ -287,8 +311,50 @@ impl ServiceConfig {
             config.workdir = dir.display().to_string();
             config.workdir_origin = format!("default: {rule}");
         }
+        config.check_money()?;
         config.adopt_stored_github_app()?;
         Ok(config)
+    }
+
+    /// Prices and caps are amounts of money: a negative one (or one that is not a number) is
+    /// refused by its key.
+    fn check_money(&self) -> Result<(), ConfigError> {
+        let price = &self.llm.price;
+        let budget = &self.budget;
+        let amounts = [
+            ("llm.price.input", price.input),
+            ("llm.price.cached_input", price.cached_input),
+            ("llm.price.output", price.output),
+            ("budget.max_usd_per_job", Some(budget.max_usd_per_job)),
+            (
+                "budget.max_usd_per_repository_per_day",
+                Some(budget.max_usd_per_repository_per_day),
+            ),
+            ("budget.max_usd_per_day", Some(budget.max_usd_per_day)),
+        ];
+        for (key, amount) in amounts {
+            if let Some(amount) = amount
+                && !(amount.is_finite() && amount >= 0.0)
+            {
+                return Err(ConfigError(format!(
+                    "{key} must be 0 or more US dollars, not {amount}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The configured model's price: `[llm.price]` over the built-in table.
+    pub fn pricing(&self) -> crate::llm::price::Pricing {
+        let price = &self.llm.price;
+        crate::llm::price::pricing(
+            &self.llm.model,
+            &crate::llm::price::PriceOverride {
+                input: price.input,
+                cached_input: price.cached_input,
+                output: price.output,
+            },
+        )
     }
 
     /// With no GitHub credentials configured, the App the setup page stored in the data directory.
@@ -406,6 +472,37 @@ where
                 .replacen("unknown variant", "unknown value", 1),
         )
     })
+}
+
+/// A price: a number, or empty (`""`) for the built-in one. The environment gives text, a file
+/// a number.
+fn optional_usd<'de, D>(value: D) -> Result<Option<f64>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::de::Error;
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Given {
+        Number(f64),
+        Text(String),
+    }
+    match Given::deserialize(value)? {
+        Given::Number(number) => Ok(Some(number)),
+        Given::Text(text) if text.trim().is_empty() => Ok(None),
+        Given::Text(text) => text.trim().parse().map(Some).map_err(|_| {
+            D::Error::custom(format!(
+                "a price must be US dollars per million tokens, or empty, not `{text}`"
+            ))
+        }),
+    }
+}
+
+fn usd_or_empty<S: serde::Serializer>(usd: &Option<f64>, out: S) -> Result<S::Ok, S::Error> {
+    match usd {
+        Some(usd) => out.serialize_f64(*usd),
+        None => out.serialize_str(""),
+    }
 }
 
 /// How a secret shows in the effective configuration: whether it is set, never its value.
@@ -781,5 +878,65 @@ mod tests {
             "{file}"
         );
         assert!(file.to_string().contains("forge.push_to"), "{file}");
+    }
+
+    #[test]
+    fn a_well_known_model_is_priced_from_the_table_until_the_operator_sets_a_price() {
+        let default =
+            ServiceConfig::load(None, vars(&[("AUTOFIX__LLM__MODEL", "gpt-4o")])).unwrap();
+        let pricing = default.pricing();
+        assert_eq!(pricing.origin, crate::llm::price::PriceOrigin::Table);
+        assert_eq!(pricing.price.input, 2.5);
+        let file = ServiceConfig::load(
+            Some((
+                "autofix.toml",
+                "[llm]\nmodel = \"gpt-4o\"\n[llm.price]\ninput = 1\noutput = 4.5\n",
+            )),
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(file.pricing().price.input, 1.0);
+        assert_eq!(file.pricing().price.output, 4.5);
+        assert_eq!(
+            file.pricing().price.cached_input,
+            1.25,
+            "the table's, not set"
+        );
+        let env = ServiceConfig::load(
+            None,
+            vars(&[
+                ("AUTOFIX__LLM__MODEL", "qwen2.5-coder"),
+                ("AUTOFIX__LLM__PRICE__OUTPUT", "0.8"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(env.pricing().price.output, 0.8);
+        assert!(env.pricing().known());
+        assert!(env.effective_toml().contains("[llm.price]\ninput = \"\""));
+    }
+
+    #[test]
+    fn a_price_or_a_cap_that_is_not_an_amount_of_money_is_refused_by_its_key() {
+        let word = ServiceConfig::load(None, vars(&[("AUTOFIX__LLM__PRICE__INPUT", "cheap")]))
+            .unwrap_err();
+        assert!(word.to_string().contains("not `cheap`"), "{word}");
+        let negative = ServiceConfig::load(
+            Some(("autofix.toml", "[budget]\nmax_usd_per_day = -1.0\n")),
+            vec![],
+        )
+        .unwrap_err();
+        assert_eq!(
+            negative.to_string(),
+            "configuration: budget.max_usd_per_day must be 0 or more US dollars, not -1"
+        );
+        let cap = ServiceConfig::load(None, vars(&[("AUTOFIX__BUDGET__MAX_USD_PER_JOB", "2.5$")]))
+            .unwrap_err();
+        assert_eq!(
+            cap.to_string(),
+            "configuration: AUTOFIX__BUDGET__MAX_USD_PER_JOB must be a number, not `2.5$`"
+        );
+        let set = ServiceConfig::load(None, vars(&[("AUTOFIX__BUDGET__MAX_USD_PER_JOB", "2.5")]))
+            .unwrap();
+        assert_eq!(set.budget.max_usd_per_job, 2.5);
     }
 }

@@ -77,7 +77,7 @@ pub const BRANCH_PLACEHOLDERS: &[&str] = &["type", "number", "slug"];
 
 /// Everything `.autofix.toml` can say. Every section and key is optional; what is left out
 /// takes the default shown in `examples/autofix.toml`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RepoConfig {
     /// Commands run once per job on the base commit, before the model writes anything, with
@@ -254,13 +254,17 @@ pub struct InstructionsSection {
     pub max_bytes: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BudgetSection {
     /// LLM tokens (prompt and completion) one job may spend.
     pub max_tokens: u64,
     /// Wall-clock seconds one job may take, commands included.
     pub max_wall_secs: u64,
+    /// US dollars one job may spend on the model; none: only the service's caps. Lowered to
+    /// the service's `budget.max_usd_per_job` when above it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_usd: Option<f64>,
 }
 
 /// A test that shows the problem, written and run on the base commit before the fix is asked
@@ -382,12 +386,13 @@ impl Default for BudgetSection {
         BudgetSection {
             max_tokens: 2_000_000,
             max_wall_secs: 3600,
+            max_usd: None,
         }
     }
 }
 
 /// The configuration a repository gave, or the defaults when it gave none.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LoadedRepoConfig {
     pub config: RepoConfig,
     /// The file read, relative to the repository root (`.github/autofix.toml`); `None` when

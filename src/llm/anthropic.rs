@@ -57,6 +57,7 @@ impl Usage {
             input_tokens: input,
             output_tokens: self.output_tokens,
             total_tokens: input + self.output_tokens,
+            cached_input_tokens: self.cache_read_input_tokens.unwrap_or(0),
         }
     }
 }

@@ -60,6 +60,8 @@ struct UsageMetadata {
     candidates_token_count: u64,
     #[serde(default)]
     thoughts_token_count: u64,
+    #[serde(default)]
+    cached_content_token_count: u64,
     total_token_count: Option<u64>,
 }
 
@@ -73,6 +75,7 @@ impl UsageMetadata {
             total_tokens: self
                 .total_token_count
                 .unwrap_or(self.prompt_token_count + output),
+            cached_input_tokens: self.cached_content_token_count,
         }
     }
 }

@@ -95,6 +95,7 @@ mod tests {
                     input_tokens: 40,
                     output_tokens: 2,
                     total_tokens: 42,
+                    cached_input_tokens: 0,
                 },
                 model: Some("vendor-echo".into()),
                 finish_reason: None,

@@ -6,7 +6,9 @@ mod gemini;
 mod http;
 pub mod metered;
 mod openai;
+pub mod price;
 mod retry;
+pub mod spend;
 
 use std::time::Duration;
 
@@ -63,6 +65,11 @@ pub struct TokenUsage {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub total_tokens: u64,
+    /// The part of `input_tokens` the provider read from its prompt cache (billed lower):
+    /// OpenAI `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`,
+    /// Gemini `cachedContentTokenCount`; 0 when it says nothing.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
 }
 
 /// The model's answer: its text, the raw JSON body as received, and what it cost.

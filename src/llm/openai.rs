@@ -40,6 +40,13 @@ struct Usage {
     #[serde(default)]
     completion_tokens: u64,
     total_tokens: Option<u64>,
+    prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PromptTokensDetails {
+    #[serde(default)]
+    cached_tokens: u64,
 }
 
 impl Vendor for OpenAi {
@@ -165,6 +172,10 @@ impl Usage {
             total_tokens: self
                 .total_tokens
                 .unwrap_or(self.prompt_tokens + self.completion_tokens),
+            cached_input_tokens: self
+                .prompt_tokens_details
+                .as_ref()
+                .map_or(0, |details| details.cached_tokens),
         }
     }
 }

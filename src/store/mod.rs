@@ -3,6 +3,9 @@
 
 mod dialect;
 mod enqueue_writer;
+mod spend;
+
+pub use spend::{DaySpend, JobSpend, Spend, utc_day};
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;

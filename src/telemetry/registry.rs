@@ -16,6 +16,8 @@ const LLM_BUCKETS: &[f64] = &[0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 
 
 enum Kind {
     Counter,
+    /// A counter of a fractional quantity (money).
+    Amount,
     Histogram(&'static [f64]),
 }
 
@@ -66,14 +68,22 @@ const LLM_SECONDS: Family = Family {
     starts_at_zero: false,
 };
 
+const LLM_COST: Family = Family {
+    name: "autofix_llm_cost_usd_total",
+    help: "What the model's answers cost in US dollars at the configured prices, by repository and model.",
+    kind: Kind::Amount,
+    starts_at_zero: false,
+};
+
 /// Every family, in the order they are written out.
-const FAMILIES: [&Family; 6] = [
+const FAMILIES: [&Family; 7] = [
     &JOBS_FINISHED,
     &STAGE_SECONDS,
     &LEASE_TAKEOVERS,
     &LLM_REQUESTS,
     &LLM_TOKENS,
     &LLM_SECONDS,
+    &LLM_COST,
 ];
 
 type Labels = Vec<(&'static str, String)>;
@@ -89,6 +99,7 @@ struct Histogram {
 #[derive(Default)]
 struct Series {
     counters: BTreeMap<(&'static str, Labels), u64>,
+    amounts: BTreeMap<(&'static str, Labels), f64>,
     histograms: BTreeMap<(&'static str, Labels), Histogram>,
 }
 
@@ -149,6 +160,32 @@ impl Telemetry {
         self.observe(&LLM_SECONDS, who(), call.elapsed);
     }
 
+    /// What one model answer for `repository` cost.
+    pub fn llm_cost(&self, repository: &str, model: &str, usd: f64) {
+        let labels = vec![
+            ("repository", repository.to_owned()),
+            ("model", model.to_owned()),
+        ];
+        *self
+            .lock()
+            .amounts
+            .entry((LLM_COST.name, labels))
+            .or_default() += usd;
+    }
+
+    /// An amount's value (the sum over the series `labels` pick), for tests.
+    pub fn amount(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        let series = self.lock();
+        series
+            .amounts
+            .iter()
+            .filter(|((family, series_labels), _)| {
+                *family == name && same_labels(series_labels, labels)
+            })
+            .map(|(_, value)| *value)
+            .sum()
+    }
+
     /// A counter's value, for tests and the benchmark (0 when never counted).
     pub fn counter(&self, name: &str, labels: &[(&str, &str)]) -> u64 {
         let series = self.lock();
@@ -184,6 +221,19 @@ impl Telemetry {
                     }
                     if !any && family.starts_at_zero {
                         let _ = writeln!(text, "{} 0", family.name);
+                    }
+                }
+                Kind::Amount => {
+                    let _ = writeln!(text, "# TYPE {} counter", family.name);
+                    for ((name, labels), value) in &series.amounts {
+                        if *name == family.name {
+                            let _ = writeln!(
+                                text,
+                                "{}{} {value}",
+                                family.name,
+                                render_labels(labels, None)
+                            );
+                        }
                     }
                 }
                 Kind::Histogram(bounds) => {
@@ -381,6 +431,24 @@ mod tests {
         assert!(text.contains(
             "autofix_llm_request_duration_seconds_count{provider=\"openai\",model=\"gpt-4o-mini\"} 2\n"
         ));
+    }
+
+    #[test]
+    fn the_model_s_cost_adds_up_by_repository_and_model() {
+        let telemetry = Telemetry::new();
+        telemetry.llm_cost("github:acme/widgets", "gpt-4o", 0.25);
+        telemetry.llm_cost("github:acme/widgets", "gpt-4o", 0.5);
+        telemetry.llm_cost("gitlab:acme/tools", "gpt-4o", 0.125);
+        let mut text = String::new();
+        telemetry.render(&mut text);
+        assert!(text.contains("# TYPE autofix_llm_cost_usd_total counter\n"));
+        assert!(text.contains(
+            "autofix_llm_cost_usd_total{repository=\"github:acme/widgets\",model=\"gpt-4o\"} 0.75\n"
+        ));
+        assert_eq!(
+            telemetry.amount("autofix_llm_cost_usd_total", &[("model", "gpt-4o")]),
+            0.875
+        );
     }
 
     #[test]

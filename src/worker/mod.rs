@@ -50,6 +50,10 @@ pub struct WorkerSettings {
     pub push_to: crate::forge::PushTo,
     /// Bound of the dependency caches under `<workdir>/deps` (`exec.cache_max_bytes`; 0: none).
     pub cache_max_bytes: u64,
+    /// The configured model's price (`[llm.price]` over the built-in table).
+    pub pricing: crate::llm::price::Pricing,
+    /// The service's spending caps (`[budget]`).
+    pub caps: crate::llm::spend::ServiceCaps,
     /// Most candidates per job (`candidates.max`) and how many are validated at once
     /// (`exec.parallel_candidates`).
     pub max_candidates: u32,

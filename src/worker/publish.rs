@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::detect::{DetectedCommand, Stage as DetectStage};
 use crate::failure::FailureCode;
+use crate::llm::price::dollars;
 use crate::pipeline::checks::{CheckRun, Comparison, Verdict};
+use crate::pipeline::fix::FixSummary;
 use crate::pipeline::proof::{ProofLine, Reproduction};
 use crate::pipeline::test_report::CommandReport;
 use crate::quote::{code_span, fenced, inert};
@@ -55,8 +57,51 @@ impl Step {
     }
 }
 
+/// What the job's model calls cost, as the status comment and the change request show it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Cost {
+    pub usd: f64,
+    pub tokens: u64,
+    /// The model has no known price: its calls counted as $0.
+    pub price_unknown: bool,
+}
+
+impl Cost {
+    /// The cost of one pipeline run.
+    pub fn of(summary: &FixSummary) -> Cost {
+        Cost {
+            usd: summary.cost_usd,
+            tokens: summary.input_tokens + summary.output_tokens,
+            price_unknown: summary.price_unknown,
+        }
+    }
+
+    /// `Cost: $0.0123 (12,345 tokens)`, or `Cost: price unknown (12,345 tokens)`.
+    pub fn line(&self) -> String {
+        let amount = if self.price_unknown {
+            "price unknown".to_owned()
+        } else {
+            dollars(self.usd)
+        };
+        format!("Cost: {amount} ({} tokens)", grouped(self.tokens))
+    }
+}
+
+/// `12345` → `12,345`.
+fn grouped(number: u64) -> String {
+    let digits = number.to_string();
+    let mut text = String::new();
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            text.push(',');
+        }
+        text.push(digit);
+    }
+    text
+}
+
 /// Everything the status comment shows.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StatusView {
     pub job: i64,
     pub requested_by: String,
@@ -73,6 +118,9 @@ pub struct StatusView {
     /// The checks found in the repository, when it configures none: listed with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub detected: Vec<DetectedCommand>,
+    /// What the model calls cost, once a pipeline run ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
 }
 
 /// The "Reproduced on the base commit" line of the checklist.
@@ -258,6 +306,9 @@ pub fn status_comment(view: &StatusView) -> String {
         {
             let _ = writeln!(text, "{line}");
         }
+    }
+    if let Some(cost) = &view.cost {
+        let _ = writeln!(text, "\n{}", cost.line());
     }
     let reproduction_note = view
         .reproduction
@@ -458,6 +509,8 @@ pub struct ChangeRequestFacts<'a> {
     pub reproduction: Option<&'a Reproduction>,
     /// The checks found in the repository and run because it configures none.
     pub detected: &'a [DetectedCommand],
+    /// What the job's model calls cost.
+    pub cost: Option<Cost>,
     /// The choice among the job's candidates, when it asked for several.
     pub candidates: Option<&'a str>,
     /// Why the change is not proven, when the repository asked for a draft rather than nothing.
@@ -534,6 +587,9 @@ pub fn change_request_body(facts: &ChangeRequestFacts<'_>) -> String {
         "\nRepair attempts: {} · Tokens used: {} in, {} out",
         facts.repairs, facts.input_tokens, facts.output_tokens
     );
+    if let Some(cost) = &facts.cost {
+        let _ = writeln!(text, "\n{}", cost.line());
+    }
     for note in facts.notes {
         let _ = writeln!(text, "\n> {note}");
     }
@@ -703,6 +759,7 @@ mod tests {
             outcome: None,
             reproduction: None,
             detected: vec![],
+            cost: None,
         };
         insta::assert_snapshot!(status_comment(&view));
     }
@@ -728,8 +785,14 @@ mod tests {
             })),
             reproduction: None,
             detected: vec![],
+            cost: Some(Cost {
+                usd: 0.0123,
+                tokens: 12_345,
+                price_unknown: false,
+            }),
         };
         let text = status_comment(&view);
+        assert!(text.contains("\nCost: $0.0123 (12,345 tokens)\n"), "{text}");
         assert!(
             text.contains("````text"),
             "the fence outlasts the output's own: {text}"
@@ -753,11 +816,20 @@ mod tests {
             notes: &[],
             reproduction: None,
             detected: &[],
+            cost: Some(Cost {
+                usd: 0.0,
+                tokens: 1500,
+                price_unknown: true,
+            }),
             candidates: None,
             unproven: None,
         };
         let body = change_request_body(&facts);
         assert!(body.contains("Fixes #7"));
+        assert!(
+            body.contains("\nCost: price unknown (1,500 tokens)\n"),
+            "{body}"
+        );
         insta::assert_snapshot!(body);
     }
 
@@ -800,6 +872,7 @@ mod tests {
             notes: &[],
             reproduction: None,
             detected: &[],
+            cost: None,
             candidates: None,
             unproven: None,
         };
@@ -860,6 +933,7 @@ mod tests {
             notes: &[],
             reproduction,
             detected: &[],
+            cost: None,
             candidates: None,
             unproven: None,
         }
@@ -970,6 +1044,7 @@ mod tests {
             outcome: None,
             reproduction,
             detected: vec![],
+            cost: None,
         }
     }
 

@@ -23,6 +23,27 @@ pub fn unauthorised(login: &str, permission: &str, word: &str) -> String {
     )
 }
 
+/// A new request on a repository whose spend today reached a daily cap: said once a day.
+pub fn daily_cap_reached(
+    cap: &crate::llm::spend::Cap,
+    whose: &str,
+    resets: chrono::DateTime<chrono::Utc>,
+    job: i64,
+) -> String {
+    use crate::llm::price::dollars;
+    format!(
+        "autofix did not start on this issue: the daily spending cap `{name}` ({limit}) for \
+         {whose} is reached, with {spent} spent on the model today (UTC). It resets at {resets} \
+         UTC; ask again after that. Further requests today are not started and not answered.\n\n\
+         {marker}",
+        name = cap.name,
+        limit = dollars(cap.limit_usd),
+        spent = dollars(cap.spent_before_usd),
+        resets = resets.format("%Y-%m-%d %H:%M"),
+        marker = reply_marker(job, "daily-cap"),
+    )
+}
+
 /// `status`: the newest other job of the issue and the change request, if any.
 pub fn status(login: &str, last: Option<&JobRecord>, change_request: Option<&str>) -> String {
     let mut text = format!("@{login}, ");

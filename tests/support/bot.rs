@@ -404,6 +404,11 @@ impl BotTester {
                 sandbox,
                 push_to: PushTo::Base,
                 cache_max_bytes: autofix::pipeline::dep_cache::DEFAULT_MAX_BYTES,
+                pricing: autofix::llm::price::pricing(
+                    "claude-story",
+                    &autofix::llm::price::PriceOverride::default(),
+                ),
+                caps: autofix::llm::spend::ServiceCaps::default(),
                 max_candidates: 5,
                 parallel_candidates: 2,
             },
@@ -472,6 +477,23 @@ impl BotTester {
     /// Gives each job at most `attempts` attempts from now on, as `bot.max_attempts` does.
     pub fn max_attempts(&mut self, attempts: u32) {
         self.settings().max_attempts = attempts;
+    }
+
+    /// Prices the scripted model's tokens (US dollars per million), as `[llm.price]` does.
+    pub fn price(&mut self, input: f64, output: f64) {
+        self.settings().pricing = autofix::llm::price::pricing(
+            "claude-story",
+            &autofix::llm::price::PriceOverride {
+                input: Some(input),
+                cached_input: None,
+                output: Some(output),
+            },
+        );
+    }
+
+    /// The service's spending caps from now on, as `[budget]` gives them.
+    pub fn spending_caps(&mut self, caps: autofix::llm::spend::ServiceCaps) {
+        self.settings().caps = caps;
     }
 
     /// The worker settings, to change as a restart with another configuration would. Waits (a

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use autofix::exec::{Limits, Sandbox, SandboxMode};
 use autofix::git::Identity;
+use autofix::llm::price::{PriceOverride, pricing};
+use autofix::llm::spend::SpendGuard;
 use autofix::llm::{LlmProvider, ProviderConfig, ProviderKind};
 use autofix::pipeline::fix::{FixOptions, IssueInput};
 use autofix::pipeline::issue::Issue;
@@ -139,6 +141,7 @@ pub fn revalidation_options(repo: &Path, out: &Path) -> FixOptions {
         cancel: Default::default(),
         approval: Default::default(),
         earlier_reproduction: None,
+        spend: SpendGuard::new(pricing("none", &PriceOverride::default()), Vec::new()),
         candidates: Default::default(),
     }
 }

@@ -615,6 +615,14 @@ fn check_budget(config: &RepoConfig, problems: &mut Problems) {
         config.budget.max_wall_secs,
         WALL_BOUNDS,
     );
+    if let Some(usd) = config.budget.max_usd
+        && !(usd.is_finite() && usd > 0.0)
+    {
+        problems.add(
+            key.key("max_usd"),
+            format!("must be more than 0 US dollars, not {usd}"),
+        );
+    }
 }
 
 fn check_commands(config: &RepoConfig, problems: &mut Problems) {

@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use super::{Failed, Job, io_failure};
 use crate::failure::FailureCode;
+use crate::llm::price::dollars;
 use crate::llm::{LlmRequest, LlmResponse, ResponseSchema};
 use crate::pipeline::StageOutputError;
+use crate::pipeline::context::BYTES_PER_TOKEN;
 use crate::pipeline::json_stage::{Problem, corrective_prompt};
 use crate::telemetry::StageClock;
 
@@ -33,6 +35,14 @@ impl Job<'_> {
         self.log
             .write_text(&format!("rounds/{stem}-prompt.txt"), &prompt)
             .map_err(io_failure(stage))?;
+        let spend = &self.options.spend;
+        // The schema travels with the prompt and is read (and billed) as part of it.
+        let schema_bytes = schema.as_ref().map_or(0, |s| s.schema.to_string().len());
+        let prompt_tokens = (prompt.len() + schema_bytes).div_ceil(BYTES_PER_TOKEN) as u64;
+        let worst_case = spend.pricing().worst_case(prompt_tokens, u64::from(cap));
+        let allowance = spend.allow(worst_case).map_err(|crossed| {
+            Failed::new(FailureCode::BudgetExceeded, stage, crossed.to_string())
+        })?;
         let request = LlmRequest {
             stage: stage.to_string(),
             system: None,
@@ -47,12 +57,23 @@ impl Job<'_> {
             .complete(&request)
             .await
             .map_err(|err| Failed::new(FailureCode::LlmError, stage, err.to_string()))?;
-        self.summary.input_tokens += response.usage.input_tokens;
-        self.summary.output_tokens += response.usage.output_tokens;
-        self.tokens.fetch_add(
-            response.usage.input_tokens + response.usage.output_tokens,
-            Ordering::SeqCst,
-        );
+        let usage = response.usage;
+        let cost = spend.pricing().cost(&usage);
+        allowance.record(cost);
+        self.summary.input_tokens += usage.input_tokens;
+        self.summary.output_tokens += usage.output_tokens;
+        let cached = match usage.cached_input_tokens {
+            0 => String::new(),
+            cached => format!(" ({cached} cached)"),
+        };
+        self.log.line(&format!(
+            "{stage}: {} tokens in{cached}, {} out, {}",
+            usage.input_tokens,
+            usage.output_tokens,
+            dollars(cost),
+        ));
+        self.tokens
+            .fetch_add(usage.input_tokens + usage.output_tokens, Ordering::SeqCst);
         self.log
             .write_text(&format!("rounds/{stem}-response.txt"), &response.text)
             .map_err(io_failure(stage))?;

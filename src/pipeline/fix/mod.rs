@@ -30,6 +30,7 @@ use crate::failure::FailureCode;
 use crate::git::{CommitKind, CommitSha, Identity, Workspace};
 use crate::index::Ranking;
 use crate::llm::LlmProvider;
+use crate::llm::spend::SpendGuard;
 use crate::redact::Redactor;
 use crate::telemetry::{StageClock, Stages};
 
@@ -152,6 +153,9 @@ pub struct FixOptions {
     /// The reproduction the change request was opened with (a revision, a replay onto a new
     /// base): no new one is asked for; its tests run again, must pass, and are reported again.
     pub earlier_reproduction: Option<Reproduction>,
+    /// The model's price and the job's spending caps: checked before every model call and
+    /// told each answer's cost. Shared by every clone (concurrent candidates included).
+    pub spend: SpendGuard,
     /// The service's limits on candidates (`candidates.max`, `exec.parallel_candidates`).
     pub candidates: CandidateLimits,
 }
@@ -173,6 +177,10 @@ pub struct FixSummary {
     pub validated: bool,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// What this run's model calls cost, in US dollars (0 with `price_unknown`).
+    pub cost_usd: f64,
+    /// The model has no known price: its calls counted as $0.
+    pub price_unknown: bool,
     /// The plan's steps, the change's summary for people.
     pub plan_steps: Vec<String>,
     /// The files the commit changed, in path order.
@@ -295,10 +303,19 @@ async fn run(
         ));
     }
     let mut summary = FixSummary::new(log.dir().to_path_buf());
+    let spent_before = options.spend.spent();
+    let pricing = options.spend.pricing();
+    summary.price_unknown = !pricing.known();
+    log.line(&format!("price: {}", pricing.describe()));
     let clock = options.stages.start("preflight");
     let outcome = match finish_stage(clock, preflight(options, issue, workspace, &log)) {
         Err(failed) => Err(failed),
         Ok(ready) => {
+            if let Some(max_usd) = ready.config.budget.max_usd
+                && let Some(lowered) = options.spend.limit_job(max_usd)
+            {
+                log.line(&lowered);
+            }
             let mut job = Job::new(options, llm, &ready, &log, &mut summary);
             match work {
                 Work::Fix => job.run().await,
@@ -321,6 +338,7 @@ async fn run(
         summary.failure_stage = Some(failed.stage.to_string());
         summary.reason = Some(failed.reason);
     }
+    summary.cost_usd = options.spend.spent() - spent_before;
     log.write_json("RESULT.json", &summary)?;
     Ok(summary)
 }
@@ -342,6 +360,8 @@ impl FixSummary {
             validated: false,
             input_tokens: 0,
             output_tokens: 0,
+            cost_usd: 0.0,
+            price_unknown: false,
             plan_steps: Vec::new(),
             changed_files: Vec::new(),
             validation: Vec::new(),

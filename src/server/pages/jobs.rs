@@ -10,7 +10,8 @@ use serde::Deserialize;
 
 use super::html::{duration, escape, page as frame, query_value, time};
 use super::{Shared, error_page};
-use crate::store::{JobDetail, JobFilter, JobRecord, JobState, StoreError};
+use crate::llm::price::dollars;
+use crate::store::{JobDetail, JobFilter, JobRecord, JobSpend, JobState, StoreError};
 use crate::worker::JobFacts;
 
 /// Jobs on one page of the list.
@@ -59,9 +60,11 @@ pub(super) async fn list(State(state): State<Shared>, Query(query): Query<ListQu
         let jobs = state.store.jobs_page(&filter).await?;
         let counts = state.store.job_counts().await?;
         let repos = state.store.job_repos().await?;
-        Ok::<_, StoreError>((jobs, counts, repos))
+        let ids: Vec<i64> = jobs.iter().map(|(job, _)| job.id).collect();
+        let spent = state.store.jobs_spend(&ids).await?;
+        Ok::<_, StoreError>((jobs, counts, repos, spent))
     };
-    let (jobs, counts, repos) = match read.await {
+    let (jobs, counts, repos, spent) = match read.await {
         Ok(read) => read,
         Err(error) => return store_error(error),
     };
@@ -80,14 +83,15 @@ pub(super) async fn list(State(state): State<Shared>, Query(query): Query<ListQu
     } else {
         body.push_str(
             "<table id=\"jobs\"><tr><th>Job</th><th>State</th><th>Issue</th><th>Stage</th>\
-             <th>Attempts</th><th>Failure</th><th>Change request</th><th>Updated</th><th>Took</th></tr>",
+             <th>Attempts</th><th>Failure</th><th>Change request</th><th>Updated</th><th>Took</th><th>Cost</th></tr>",
         );
         for (job, checkpoint) in &jobs {
             let facts = checkpoint
                 .as_deref()
                 .map(JobFacts::read)
                 .unwrap_or_default();
-            row(&mut body, &state, job, &facts);
+            let cost = spent.get(&job.id).copied().unwrap_or_default();
+            row(&mut body, &state, job, &facts, cost);
         }
         body.push_str("</table>");
     }
@@ -126,7 +130,7 @@ fn filters(body: &mut String, wanted: Option<JobState>, repo: &str, repos: &[Str
     body.push_str("</select></label><button type=\"submit\">Filter</button></form>");
 }
 
-fn row(body: &mut String, state: &Shared, job: &JobRecord, facts: &JobFacts) {
+fn row(body: &mut String, state: &Shared, job: &JobRecord, facts: &JobFacts, cost: JobSpend) {
     let key = &job.key;
     let issue_url = state.links.issue(&key.forge, &key.repo, key.issue_number);
     let change = match &facts.change_request {
@@ -144,7 +148,7 @@ fn row(body: &mut String, state: &Shared, job: &JobRecord, facts: &JobFacts) {
         body,
         "<tr data-job=\"{id}\"><td><a href=\"/jobs/{id}\">{id}</a></td><td class=\"{state}\">{state}</td>\
          <td><a href=\"{issue_url}\">{forge}:{repo}#{issue}</a></td><td>{stage}</td><td>{attempts}</td>\
-         <td>{failure}</td><td>{change}</td><td>{updated}</td><td>{took}</td></tr>",
+         <td>{failure}</td><td>{change}</td><td>{updated}</td><td>{took}</td><td class=\"cost\">{cost}</td></tr>",
         id = job.id,
         state = job.state.as_str(),
         issue_url = escape(&issue_url),
@@ -154,7 +158,17 @@ fn row(body: &mut String, state: &Shared, job: &JobRecord, facts: &JobFacts) {
         stage = escape(job.stage.as_deref().unwrap_or("–")),
         attempts = job.attempts,
         updated = time(job.updated_at),
+        cost = cost_text(cost),
     );
+}
+
+/// `$0.0123`, or `price unknown` when a run's model had no known price.
+fn cost_text(cost: JobSpend) -> String {
+    if cost.price_unknown {
+        "price unknown".into()
+    } else {
+        dollars(cost.usd)
+    }
 }
 
 /// `GET /jobs/ID`.
@@ -166,8 +180,13 @@ pub(super) async fn detail(State(state): State<Shared>, Path(id): Path<String>) 
             "A job id is a number.",
         );
     };
-    let detail = match state.store.job_show(id).await {
-        Ok(detail) => detail,
+    let read = async {
+        let detail = state.store.job_show(id).await?;
+        let cost = state.store.job_spend(id).await?;
+        Ok::<_, StoreError>((detail, cost))
+    };
+    let (detail, cost) = match read.await {
+        Ok(read) => read,
         Err(StoreError::JobNotFound(_)) => {
             return error_page(
                 StatusCode::NOT_FOUND,
@@ -184,12 +203,12 @@ pub(super) async fn detail(State(state): State<Shared>, Path(id): Path<String>) 
         .unwrap_or_default();
     Html(frame(
         &format!("Job {id}"),
-        &detail_body(&state, &detail, &facts),
+        &detail_body(&state, &detail, &facts, cost),
     ))
     .into_response()
 }
 
-fn detail_body(state: &Shared, detail: &JobDetail, facts: &JobFacts) -> String {
+fn detail_body(state: &Shared, detail: &JobDetail, facts: &JobFacts, cost: JobSpend) -> String {
     let job = &detail.job;
     let key = &job.key;
     let mut body = String::from("<section id=\"summary\"><dl>");
@@ -273,6 +292,7 @@ fn detail_body(state: &Shared, detail: &JobDetail, facts: &JobFacts) -> String {
             ),
         );
     }
+    item("Model cost", cost_text(cost));
     body.push_str(
         "</dl></section><section id=\"history\"><h2>Stage history</h2><table>\
                    <tr><th>At</th><th>Stage</th><th>Took</th><th>What happened</th></tr>",

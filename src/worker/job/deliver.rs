@@ -123,6 +123,7 @@ impl JobRun {
             notes: &self.checkpoint.status.notes,
             reproduction: fixed.reproduction.as_ref(),
             detected: &fixed.detected,
+            cost: self.checkpoint.status.cost,
             candidates: fixed.candidates.as_deref(),
             unproven: fixed.unproven.as_deref(),
         });

@@ -219,11 +219,19 @@ impl JobRun {
                 labels: Vec::new(),
             },
         };
-        let mut options = self.fix_options(request, workspace, issue, None, Approval::NotAsked);
+        let purse = self.purse(request).await?;
+        let mut options = self.fix_options(
+            request,
+            workspace,
+            issue,
+            None,
+            Approval::NotAsked,
+            purse.clone(),
+        );
         options.earlier_reproduction = self.earlier_reproduction().await?;
-        let summary = fix::revalidate(&options, self.ctx.llm.as_ref(), files)
-            .await
-            .map_err(|reason| failed_io(stage, reason))?;
+        let summary = fix::revalidate(&options, self.ctx.llm.as_ref(), files).await;
+        self.book(&purse, 0.0).await?;
+        let summary = summary.map_err(|reason| failed_io(stage, reason))?;
         if summary.failure_code.is_some() {
             let reason = summary.reason.clone().unwrap_or_default();
             self.event(

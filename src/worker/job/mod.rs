@@ -22,6 +22,7 @@ mod follow;
 mod gather;
 mod home;
 mod prepare;
+mod purse;
 mod report;
 mod reproduction;
 mod revise;

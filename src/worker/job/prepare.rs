@@ -5,6 +5,7 @@ use crate::config::repo::RepoConfig;
 use crate::failure::FailureCode;
 use crate::forge::{Forge, ForgeKind, GitCredentials, RepoRef};
 use crate::git::Workspace;
+use crate::llm::spend::SpendGuard;
 use crate::pipeline::fix::{
     self, Approval, FixOptions, FixSummary, IssueInput, ProposedPlan, Revision,
 };
@@ -13,7 +14,7 @@ use crate::quote::{fenced, one_line};
 use crate::store::Finish;
 use crate::worker::authorize::{self, CheckError, Verdict};
 use crate::worker::publish::{
-    Refusal, ReproductionStatus, StatusOutcome, StatusView, Step, refusal_comment,
+    Cost, Refusal, ReproductionStatus, StatusOutcome, StatusView, Step, refusal_comment,
 };
 
 use super::checkpoint::FixedChange;
@@ -53,6 +54,7 @@ impl JobRun {
             }
             Verdict::Refuse(refusal) => return Err(self.refuse(forge, request, refusal).await),
         };
+        self.stop_if_over_daily_cap(forge, request).await?;
         let failed_label = &self.ctx.settings.failed_label;
         if info
             .labels
@@ -74,6 +76,7 @@ impl JobRun {
             outcome: None,
             reproduction: None,
             detected: Vec::new(),
+            cost: None,
         };
         if !self.ctx.settings.sandbox.is_confined() {
             self.checkpoint
@@ -196,10 +199,12 @@ impl JobRun {
             }
             (None, None) => (issue, Approval::Ask),
         };
-        let options = self.fix_options(request, workspace, issue, None, approval);
-        let summary = fix::fix(&options, self.ctx.llm.as_ref())
-            .await
-            .map_err(|reason| failed_io("fix", reason))?;
+        let purse = self.purse(request).await?;
+        let options = self.fix_options(request, workspace, issue, None, approval, purse.clone());
+        let summary = fix::fix(&options, self.ctx.llm.as_ref()).await;
+        self.book(&purse, 0.0).await?;
+        let summary = summary.map_err(|reason| failed_io("fix", reason))?;
+        self.checkpoint.status.cost = Some(Cost::of(&summary));
         if let Some(proposed) = summary.proposed.clone() {
             return self.propose(proposed).await;
         }
@@ -268,6 +273,7 @@ impl JobRun {
         issue: Issue,
         revision: Option<Revision>,
         approval: Approval,
+        spend: SpendGuard,
     ) -> FixOptions {
         FixOptions {
             repo: workspace.root().to_path_buf(),
@@ -303,6 +309,7 @@ impl JobRun {
             cancel: self.cancel.clone(),
             approval,
             earlier_reproduction: None,
+            spend,
             candidates: fix::CandidateLimits {
                 max: self.ctx.settings.max_candidates,
                 parallel: self.ctx.settings.parallel_candidates,

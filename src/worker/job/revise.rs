@@ -207,17 +207,19 @@ impl JobRun {
         let diff = change_so_far(&workspace, &default_branch).map_err(git_stop(stage))?;
         let revision_issue = revision_issue(&issue, target.number, ask, &diff);
         let kind = CommitKind::from_str(&target.kind).unwrap_or(CommitKind::Fix);
+        let purse = self.purse(request).await?;
         let mut options = self.fix_options(
             request,
             &workspace,
             revision_issue,
             Some(Revision { kind }),
             Approval::NotAsked,
+            purse.clone(),
         );
         options.earlier_reproduction = self.earlier_reproduction().await?;
-        let summary = fix::fix(&options, self.ctx.llm.as_ref())
-            .await
-            .map_err(|reason| failed_io(stage, reason))?;
+        let summary = fix::fix(&options, self.ctx.llm.as_ref()).await;
+        self.book(&purse, 0.0).await?;
+        let summary = summary.map_err(|reason| failed_io(stage, reason))?;
         // A revision's branch is the change request's: kept whatever a later stage does.
         let fixed = FixedChange::committed(&summary, &target.branch, Default::default(), true);
         let Some(fixed) = fixed else {
