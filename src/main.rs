@@ -436,6 +436,7 @@ fn fix_command(
                     summary.reason.clone().unwrap_or_default()
                 ),
             }
+            say!("{}", autofix::worker::publish::Cost::of(&summary).line());
             say!("artifacts: {}", summary.artifacts.display());
             match summary.failure_code {
                 None => ExitCode::SUCCESS,

@@ -172,6 +172,12 @@ fn only_the_second_candidate_is_right_so_it_is_chosen_and_the_line_says_why() {
          `tests/test_calc.py::test_add`; #3 not validated: #2 passed first"
     );
     assert!(fix.stdout().contains(&line), "{}", fix.stdout());
+    // A model the price table does not know costs nothing, and says so.
+    assert!(
+        fix.stdout().contains("Cost: price unknown ("),
+        "{}",
+        fix.stdout()
+    );
     assert_eq!(fix.result()["reproduction"]["change"], "passed");
     for number in 1..=3 {
         let diff = std::fs::read_to_string(fix.dir().join(format!("candidates/{number}/diff")))
