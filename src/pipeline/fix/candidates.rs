@@ -157,6 +157,8 @@ impl Job<'_> {
             self.summary.output_tokens += candidate.summary.output_tokens;
             self.summary.corrections += candidate.summary.corrections;
         }
+        // A maintainer's cancel stopped every candidate: that, not their evidence, ends the job.
+        self.check_cancelled("edit")?;
         let evidence: Vec<Evidence> = ends
             .iter()
             .map(|end| {
@@ -335,79 +337,21 @@ async fn run_all(
     start: &Start,
     candidates: &mut [Candidate],
     parallel: usize,
-    (plan, ranking, work_base): (&Plan, &Ranking, &CommitSha),
+    work: (&Plan, &Ranking, &CommitSha),
 ) -> Vec<CandidateEnd> {
     let stops: Vec<StopSignal> = candidates.iter().map(|c| c.stop.clone()).collect();
     let mut jobs: Vec<Job<'_>> = candidates
         .iter_mut()
         .map(|candidate| candidate.job(options, llm, start))
         .collect();
-    // The first answers, each in its own tree.
-    let mut firsts: Vec<Option<Result<Edited, Failed>>> = vec![None; jobs.len()];
-    {
-        let mut waiting = jobs.iter_mut().enumerate();
-        let mut running = FuturesUnordered::new();
-        for (index, job) in waiting.by_ref().take(parallel) {
-            running.push(ask_first(index, job, start, plan, ranking));
-        }
-        while let Some((index, edited)) = running.next().await {
-            firsts[index] = Some(edited);
-            if let Some((index, job)) = waiting.next() {
-                running.push(ask_first(index, job, start, plan, ranking));
-            }
-        }
-    }
+    let firsts = ask_every_first_answer(&mut jobs, start, parallel, work).await;
     let changes: Vec<Vec<String>> = jobs
         .iter()
-        .map(|job| job.change_signature(start, work_base))
+        .map(|job| job.change_signature(start, work.2))
         .collect();
-    // One representative per distinct change, the most common first.
-    let mut order: Vec<usize> = Vec::new();
-    let mut same_as: Vec<Option<usize>> = vec![None; jobs.len()];
-    for index in 0..jobs.len() {
-        let applied = !changes[index].is_empty();
-        match (0..index).find(|&earlier| applied && changes[earlier] == changes[index]) {
-            Some(earlier) => same_as[index] = Some(same_as[earlier].unwrap_or(earlier)),
-            None => order.push(index),
-        }
-    }
-    let votes = |index: usize| same_as.iter().filter(|s| **s == Some(index)).count() + 1;
-    order.sort_by_key(|&index| {
-        (
-            changes[index].is_empty(),
-            std::cmp::Reverse(votes(index)),
-            index,
-        )
-    });
-    let mut results: Vec<Option<Result<(), Failed>>> = vec![None; jobs.len()];
-    {
-        let mut by_index: Vec<Option<&mut Job<'_>>> = jobs.iter_mut().map(Some).collect();
-        let mut waiting = order.iter().map(|&index| {
-            let job = by_index[index].take().expect("each candidate runs once");
-            let edited = firsts[index].take().expect("each candidate was asked once");
-            (index, job, edited)
-        });
-        let mut running = FuturesUnordered::new();
-        let work = (plan, ranking, work_base);
-        for (index, job, edited) in waiting.by_ref().take(parallel) {
-            running.push(accept_one(index, job, edited, work));
-        }
-        let mut settled = false;
-        while let Some((index, result)) = running.next().await {
-            if !settled && result.is_ok() {
-                settled = true;
-                for (other, stop) in stops.iter().enumerate() {
-                    if other != index {
-                        stop.stop();
-                    }
-                }
-            }
-            results[index] = Some(result);
-            if !settled && let Some((index, job, edited)) = waiting.next() {
-                running.push(accept_one(index, job, edited, work));
-            }
-        }
-    }
+    let (order, same_as) = equal_changes_grouped(&changes);
+    let results =
+        validate_until_one_passes(&mut jobs, firsts, &order, &stops, parallel, work).await;
     let settled_by = results
         .iter()
         .position(|result| matches!(result, Some(Ok(()))));
@@ -441,6 +385,90 @@ async fn run_all(
             }
         })
         .collect()
+}
+
+/// Each candidate set up and its first answer applied, `parallel` at a time.
+async fn ask_every_first_answer(
+    jobs: &mut [Job<'_>],
+    start: &Start,
+    parallel: usize,
+    (plan, ranking, _): (&Plan, &Ranking, &CommitSha),
+) -> Vec<Option<Result<Edited, Failed>>> {
+    let mut firsts: Vec<Option<Result<Edited, Failed>>> = vec![None; jobs.len()];
+    let mut waiting = jobs.iter_mut().enumerate();
+    let mut running = FuturesUnordered::new();
+    for (index, job) in waiting.by_ref().take(parallel) {
+        running.push(ask_first(index, job, start, plan, ranking));
+    }
+    while let Some((index, edited)) = running.next().await {
+        firsts[index] = Some(edited);
+        if let Some((index, job)) = waiting.next() {
+            running.push(ask_first(index, job, start, plan, ranking));
+        }
+    }
+    firsts
+}
+
+/// The candidates to validate, one per distinct change, the most common first (a candidate
+/// that changed nothing last), and for each candidate the earlier one whose change it repeats.
+fn equal_changes_grouped(changes: &[Vec<String>]) -> (Vec<usize>, Vec<Option<usize>>) {
+    let mut order: Vec<usize> = Vec::new();
+    let mut same_as: Vec<Option<usize>> = vec![None; changes.len()];
+    for index in 0..changes.len() {
+        let applied = !changes[index].is_empty();
+        match (0..index).find(|&earlier| applied && changes[earlier] == changes[index]) {
+            Some(earlier) => same_as[index] = Some(same_as[earlier].unwrap_or(earlier)),
+            None => order.push(index),
+        }
+    }
+    let votes = |index: usize| same_as.iter().filter(|s| **s == Some(index)).count() + 1;
+    order.sort_by_key(|&index| {
+        (
+            changes[index].is_empty(),
+            std::cmp::Reverse(votes(index)),
+            index,
+        )
+    });
+    (order, same_as)
+}
+
+/// The candidates in `order` validated, reviewed and repaired, `parallel` at a time, until one
+/// passes everything: then the others are stopped and the rest never started (`None`).
+async fn validate_until_one_passes(
+    jobs: &mut [Job<'_>],
+    mut firsts: Vec<Option<Result<Edited, Failed>>>,
+    order: &[usize],
+    stops: &[StopSignal],
+    parallel: usize,
+    work: (&Plan, &Ranking, &CommitSha),
+) -> Vec<Option<Result<(), Failed>>> {
+    let mut results: Vec<Option<Result<(), Failed>>> = vec![None; jobs.len()];
+    let mut by_index: Vec<Option<&mut Job<'_>>> = jobs.iter_mut().map(Some).collect();
+    let mut waiting = order.iter().map(|&index| {
+        let job = by_index[index].take().expect("each candidate runs once");
+        let edited = firsts[index].take().expect("each candidate was asked once");
+        (index, job, edited)
+    });
+    let mut running = FuturesUnordered::new();
+    for (index, job, edited) in waiting.by_ref().take(parallel) {
+        running.push(accept_one(index, job, edited, work));
+    }
+    let mut settled = false;
+    while let Some((index, result)) = running.next().await {
+        if !settled && result.is_ok() {
+            settled = true;
+            for (other, stop) in stops.iter().enumerate() {
+                if other != index {
+                    stop.stop();
+                }
+            }
+        }
+        results[index] = Some(result);
+        if !settled && let Some((index, job, edited)) = waiting.next() {
+            running.push(accept_one(index, job, edited, work));
+        }
+    }
+    results
 }
 
 /// Candidate `index`'s setup and first answer.
