@@ -15,16 +15,12 @@ mod model_server;
 #[path = "support/real_model.rs"]
 mod real_model;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use autofix::exec::{Limits, Sandbox, SandboxMode};
-use autofix::git::Identity;
 use autofix::llm::price::{PriceOverride, pricing};
 use autofix::llm::{LlmProvider, TokenUsage};
-use autofix::pipeline::fix::{CandidateLimits, FixOptions, FixSummary, IssueInput, fix};
+use autofix::pipeline::fix::{FixSummary, fix};
 use autofix::pipeline::issue::Issue;
-use autofix::pipeline::json_stage::OutputCaps;
-use autofix::redact::Redactor;
 use model_server::ModelServer;
 
 /// The hosted model whose list price (autofix's own table) the tokens are costed at.
@@ -69,36 +65,7 @@ async fn run_setting(llm: &dyn LlmProvider, issues: &[Issue], count: u32) -> Tal
         let repo = tempfile::tempdir().unwrap();
         real_model::fixture_repo(repo.path(), &format!("\n[candidates]\ncount = {count}\n"));
         let artifacts = tempfile::tempdir().unwrap();
-        let options = FixOptions {
-            repo: repo.path().to_path_buf(),
-            issue: IssueInput::Given(issue.clone()),
-            issue_number: issue.number,
-            job_id: None,
-            artifacts: Some(artifacts.path().join("run")),
-            identity: Identity::new("autofix", "autofix@example.com").unwrap(),
-            default_validate_timeout: Duration::from_secs(120),
-            output_limit: 256 * 1024,
-            context_tokens: 3_000,
-            redactor: Redactor::new(),
-            sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
-            cache_dir: None,
-            dep_cache: Default::default(),
-            output_caps: OutputCaps {
-                edit: 768,
-                ..OutputCaps::default()
-            },
-            baseline_cache: None,
-            stages: autofix::telemetry::Stages::none(),
-            revision: None,
-            cancel: Default::default(),
-            approval: Default::default(),
-            earlier_reproduction: None,
-            candidates: CandidateLimits::default(),
-            spend: autofix::llm::spend::SpendGuard::new(
-                autofix::llm::price::pricing("bench", &Default::default()),
-                Vec::new(),
-            ),
-        };
+        let options = real_model::options(repo.path(), issue, artifacts.path());
         let summary = fix(&options, llm)
             .await
             .expect("the artifacts are writable");

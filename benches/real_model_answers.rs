@@ -16,15 +16,11 @@ mod real_model;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use autofix::exec::{Limits, Sandbox, SandboxMode};
-use autofix::git::Identity;
 use autofix::llm::{LlmError, LlmProvider, LlmRequest, LlmResponse};
-use autofix::pipeline::fix::{FixOptions, FixSummary, IssueInput, fix};
+use autofix::pipeline::fix::{FixSummary, fix};
 use autofix::pipeline::issue::Issue;
-use autofix::pipeline::json_stage::OutputCaps;
-use autofix::redact::Redactor;
 use model_server::ModelServer;
 
 const JSON_STAGES: [&str; 3] = ["triage", "plan", "audit"];
@@ -151,36 +147,7 @@ async fn run_mode(llm: &dyn LlmProvider, issues: &[Issue]) -> Tally {
         let repo = tempfile::tempdir().unwrap();
         real_model::fixture_repo(repo.path(), "");
         let artifacts = tempfile::tempdir().unwrap();
-        let options = FixOptions {
-            repo: repo.path().to_path_buf(),
-            issue: IssueInput::Given(issue.clone()),
-            issue_number: issue.number,
-            job_id: None,
-            artifacts: Some(artifacts.path().join("run")),
-            identity: Identity::new("autofix", "autofix@example.com").unwrap(),
-            default_validate_timeout: Duration::from_secs(120),
-            output_limit: 256 * 1024,
-            context_tokens: 3_000,
-            redactor: Redactor::new(),
-            sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
-            cache_dir: None,
-            dep_cache: Default::default(),
-            output_caps: OutputCaps {
-                edit: 768,
-                ..OutputCaps::default()
-            },
-            baseline_cache: None,
-            stages: autofix::telemetry::Stages::none(),
-            revision: None,
-            cancel: Default::default(),
-            approval: Default::default(),
-            earlier_reproduction: None,
-            spend: autofix::llm::spend::SpendGuard::new(
-                autofix::llm::price::pricing("bench", &Default::default()),
-                Vec::new(),
-            ),
-            candidates: Default::default(),
-        };
+        let options = real_model::options(repo.path(), issue, artifacts.path());
         let summary = fix(&options, llm)
             .await
             .expect("the artifacts are writable");

@@ -6,8 +6,13 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use autofix::exec::{Limits, Sandbox, SandboxMode};
+use autofix::git::Identity;
 use autofix::llm::{LlmProvider, ProviderConfig, ProviderKind, provider};
+use autofix::pipeline::fix::{FixOptions, IssueInput};
 use autofix::pipeline::issue::Issue;
+use autofix::pipeline::json_stage::OutputCaps;
+use autofix::redact::Redactor;
 use secrecy::SecretString;
 
 pub const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data/real_model");
@@ -78,4 +83,39 @@ pub fn provider_at(base_url: String, model: String) -> Arc<dyn LlmProvider> {
         })
         .expect("the OpenAI provider"),
     )
+}
+
+/// The options of one benchmark job on `repo` for `issue`, its artifacts under `artifacts`:
+/// sandboxed, a small context and edit cap for the small model, no cache, no price.
+pub fn options(repo: &Path, issue: &Issue, artifacts: &Path) -> FixOptions {
+    FixOptions {
+        repo: repo.to_path_buf(),
+        issue: IssueInput::Given(issue.clone()),
+        issue_number: issue.number,
+        job_id: None,
+        artifacts: Some(artifacts.join("run")),
+        identity: Identity::new("autofix", "autofix@example.com").unwrap(),
+        default_validate_timeout: Duration::from_secs(120),
+        output_limit: 256 * 1024,
+        context_tokens: 3_000,
+        redactor: Redactor::new(),
+        sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
+        cache_dir: None,
+        dep_cache: Default::default(),
+        output_caps: OutputCaps {
+            edit: 768,
+            ..OutputCaps::default()
+        },
+        baseline_cache: None,
+        stages: autofix::telemetry::Stages::none(),
+        revision: None,
+        cancel: Default::default(),
+        approval: Default::default(),
+        earlier_reproduction: None,
+        spend: autofix::llm::spend::SpendGuard::new(
+            autofix::llm::price::pricing("bench", &Default::default()),
+            Vec::new(),
+        ),
+        candidates: Default::default(),
+    }
 }
