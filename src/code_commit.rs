@@ -1,4 +1,4 @@
-//! The `code-commit` front door, to the letter of code-commit.md: `query.txt` + `codeRollup.txt`
+//! The `code-commit` front door (its contract: docs/code-commit.md): `query.txt` + `codeRollup.txt`
 //! → Gemini → `^^^` file replacements → `build.sh`, then up to three repair queries, all logged.
 
 mod build;
@@ -26,7 +26,7 @@ use build::BuildSettings;
 use log_dir::LogDir;
 use prompts::FileReplacements;
 
-/// Repair queries after the initial one, as code-commit.md fixes it.
+/// Repair queries after the initial one, as docs/code-commit.md fixes it.
 pub const MAX_REPAIRS: usize = 3;
 
 /// Files no response may touch (gitignore syntax, anchored at the project root), besides

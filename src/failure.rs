@@ -1,5 +1,5 @@
-//! The failure codes of DESIGN.md: the one vocabulary shared by failure comments, job records,
-//! artifacts and exit statuses. Each code has one line of meaning, also listed in `docs/failure-codes.md`.
+//! The failure codes: the one vocabulary shared by failure comments, job records, artifacts and
+//! exit statuses. Each code has one line of meaning, also listed in `docs/failure-codes.md`.
 
 use std::fmt;
 

@@ -1,5 +1,6 @@
 //! `code-commit`: run in a project folder holding query.txt, codeRollup.txt, gemini-key.txt and
-//! build.sh; asks Gemini for file replacements and repairs until build.sh passes (code-commit.md).
+//! build.sh; asks Gemini for file replacements and repairs until build.sh passes
+//! (docs/code-commit.md).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

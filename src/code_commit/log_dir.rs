@@ -1,5 +1,5 @@
 //! The run's log folder, `logs/yyyy-mm-dd-hh-mm-ss` (then `-2`, `-3`… when taken), and the
-//! files code-commit.md names inside it, including the `ERROR` form of a failed response.
+//! files docs/code-commit.md names inside it, including the `ERROR` form of a failed response.
 
 use std::fs;
 use std::io;

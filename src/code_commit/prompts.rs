@@ -1,9 +1,10 @@
-//! The two system prompts of code-commit.md, verbatim, and the assembly of the initial and
-//! repair queries from them, the query, the codebase, the build output and the replacements.
+//! The two system prompts code-commit sends, word for word (docs/code-commit.md), and the assembly
+//! of the initial and repair queries from them, the query, the codebase, the build output and the
+//! replacements.
 
-/// "Initial Query System Prompt (hardcoded into binary)", exactly as the specification words it.
+/// "Initial Query System Prompt (hardcoded into binary)", word for word as code-commit sends it.
 pub const INITIAL_SYSTEM_PROMPT: &str = include_str!("prompts/initial.txt");
-/// "Repair Query System Prompt (hardcoded into binary)", exactly as the specification words it.
+/// "Repair Query System Prompt (hardcoded into binary)", word for word as code-commit sends it.
 pub const REPAIR_SYSTEM_PROMPT: &str = include_str!("prompts/repair.txt");
 
 /// `[initial query system prompt] [query] [codebase]`, one blank line between the parts.

@@ -1,4 +1,4 @@
-//! The `^^^path` … `^^^end` whole-file format of code-commit.md: each block replaces one
+//! The `^^^path` … `^^^end` whole-file format of docs/code-commit.md: each block replaces one
 //! file with its body, an empty body deletes the file, and text outside blocks is ignored.
 
 use super::{Change, FileEdit, ParseError};

@@ -1,4 +1,4 @@
-//! Strict JSON direct writes (work-order-harness.md): `{"summary", "writes": [{"path",
+//! Strict JSON direct writes (docs/local-commands.md): `{"summary", "writes": [{"path",
 //! "base_sha256", "content"}]}`, each write carrying the hash of the content it replaces.
 
 use serde::Deserialize;

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum EditFormat {
-    /// `^^^path` … `^^^end` whole-file blocks (code-commit.md); an empty body deletes.
+    /// `^^^path` … `^^^end` whole-file blocks (docs/code-commit.md); an empty body deletes.
     Fenced,
     /// `{"summary", "writes": [{"path", "base_sha256", "content"}]}` direct writes.
     Json,

@@ -7,7 +7,7 @@ use super::GitError;
 use super::message::CommitKind;
 use super::slug::slugify;
 
-/// DESIGN.md §4: `fix/42-handle-null-values`.
+/// The branch a job works on, as `branch.template` defaults to: `fix/42-handle-null-values`.
 pub const DEFAULT_BRANCH_TEMPLATE: &str = "{type}/{number}-{slug}";
 
 /// Longest branch name accepted, in bytes: well under the 255-byte file name limit that a

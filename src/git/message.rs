@@ -1,5 +1,5 @@
-//! `CommitMessage`: a conventional-commit subject checked against DESIGN.md §4, an optional body
-//! and the trailer block (`Fixes #N`, `Autofix-Job`, `Signed-off-by`) every bot commit ends with.
+//! `CommitMessage`: a conventional-commit subject (`type(scope): summary`, docs/how-it-works.md), an
+//! optional body and the trailer block (`Fixes #N`, `Autofix-Job`, `Signed-off-by`) of every commit.
 
 use std::fmt;
 use std::str::FromStr;
@@ -10,7 +10,8 @@ use regex::Regex;
 use super::ids::check_job_id;
 use super::{GitError, Identity};
 
-/// The subject rule of DESIGN.md §4, checked as written after the parts are checked one by one.
+/// The subject rule (a type, a lower-case scope, 10 to 100 characters of summary), checked as
+/// written after the parts are checked one by one.
 pub const SUBJECT_PATTERN: &str = r"^(fix|feat|docs|chore|refactor)\([a-z-]+\): .{10,100}$";
 
 static SUBJECT: LazyLock<Regex> =

@@ -24,7 +24,7 @@ use crate::pipeline::checkout::Checkout;
 use crate::redact::Redactor;
 use crate::telemetry::{StageClock, Stages};
 
-/// Size limits of one proposal (work-order-harness.md §4.2).
+/// Size limits of one proposal (docs/local-commands.md).
 pub const MAX_WRITE_BYTES: usize = 200 * 1024;
 pub const MAX_PROPOSAL_BYTES: usize = 500 * 1024;
 /// Most bytes of a command's output quoted to the model in a FailureBrief.

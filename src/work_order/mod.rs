@@ -1,4 +1,4 @@
-//! `autofix run`: the work-order harness of work-order-harness.md — strict JSON writes within
+//! `autofix run` (docs/local-commands.md): the work-order harness — strict JSON writes within
 //! `allowed_files`, precondition hashes, verification and acceptance, rollback, artifacts.
 
 mod artifacts;

@@ -1,4 +1,4 @@
-//! The prompt of one attempt (work-order-harness.md §6.2, the SE node): intent, constraints,
+//! The prompt of one attempt (docs/local-commands.md): intent, constraints,
 //! allowed files with their current hashes, bounded context, the last failure, the JSON contract.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! The work-order harness's data (work-order-harness.md §4): the WorkOrder and its validation,
+//! The work-order harness's data (docs/local-commands.md): the WorkOrder and its validation,
 //! and the records the harness writes — FailureBrief, CmdResult, AttemptRecord, RunSummary.
 
 use serde::{Deserialize, Serialize};
@@ -116,7 +116,7 @@ fn normalise_all(field: &str, list: &[String]) -> Result<Vec<String>, String> {
     Ok(normalised)
 }
 
-/// The stages a failure can come from (work-order-harness.md §4.3).
+/// The stages a failure can come from (docs/local-commands.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureStage {
