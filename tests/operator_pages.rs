@@ -7,8 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use autofix::server::pages::{self, ForgeLinks, PagesState, SetupFacts, SetupPart};
-use secrecy::SecretString;
+use autofix::server::pages::SetupPart;
 use support::bot::{
     BotTester, python_project, script_python_fix, script_python_fix_that_stays_wrong,
 };
@@ -384,37 +383,6 @@ fn raw_get(base: &str, path: &str, headers: &str) -> String {
     answer
 }
 
-/// The pages of `t`'s job store, served on a port of their own.
-async fn serve_pages(t: &BotTester) -> String {
-    let setup = SetupFacts {
-        parts: vec![SetupPart {
-            name: "github".into(),
-            readiness: "verified".into(),
-            detail: "a token".into(),
-        }],
-        public_url: String::new(),
-        github_web_url: t.github_fake().url(),
-        github_api_url: t.github_fake().api_url(),
-        github_configured: true,
-        data_dir: t.workdir(),
-        trigger_label: "auto-fix".into(),
-        push_to: autofix::forge::PushTo::Base,
-    };
-    let links = ForgeLinks {
-        github_web: "https://github.example".into(),
-        gitlab_web: "https://gitlab.example".into(),
-    };
-    let state = PagesState::new(t.store.clone(), SecretString::from(""), setup, links);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(autofix::server::serve(
-        listener,
-        pages::router(state),
-        std::future::pending(),
-    ));
-    base
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_jobs_pages_list_real_jobs_filter_them_and_show_why_one_failed() {
     let t = BotTester::github().await;
@@ -439,7 +407,13 @@ async fn the_jobs_pages_list_real_jobs_filter_them_and_show_why_one_failed() {
         .find(|job| job.key.issue_number == 7)
         .unwrap()
         .id;
-    let base = serve_pages(&t).await;
+    let base = t
+        .serve_pages(vec![SetupPart {
+            name: "github".into(),
+            readiness: "verified".into(),
+            detail: "a token".into(),
+        }])
+        .await;
 
     let browser = Arc::new(browser());
     tokio::task::spawn_blocking(move || {

@@ -6,9 +6,7 @@ mod support;
 
 use autofix::llm::price::dollars;
 use autofix::llm::spend::ServiceCaps;
-use autofix::server::pages::{self, ForgeLinks, PagesState, SetupFacts};
 use autofix::store::{JobKey, JobState, Spend};
-use secrecy::SecretString;
 use serde_json::{Value, json};
 use support::bot::{BotTester, python_project, script_python_fix};
 use support::fix_cli::Fix;
@@ -270,7 +268,7 @@ async fn the_cost_shows_in_the_status_comment_the_pull_request_the_jobs_pages_an
         pull.body
     );
 
-    let base = serve_pages(&t).await;
+    let base = t.serve_pages(Vec::new()).await;
     let list = reqwest::get(format!("{base}/jobs"))
         .await
         .unwrap()
@@ -305,31 +303,4 @@ async fn the_cost_shows_in_the_status_comment_the_pull_request_the_jobs_pages_an
         .unwrap_or_else(|| panic!("{metrics}"));
     let counted: f64 = line[series.len()..].parse().unwrap();
     assert!((counted - spent.usd).abs() < 1e-9, "{line} vs {spent:?}");
-}
-
-/// The operator's pages over the story's job store.
-async fn serve_pages(t: &BotTester) -> String {
-    let setup = SetupFacts {
-        parts: Vec::new(),
-        public_url: String::new(),
-        github_web_url: t.github_fake().url(),
-        github_api_url: t.github_fake().api_url(),
-        github_configured: true,
-        data_dir: t.workdir(),
-        trigger_label: "auto-fix".into(),
-        push_to: autofix::forge::PushTo::Base,
-    };
-    let links = ForgeLinks {
-        github_web: "https://github.example".into(),
-        gitlab_web: "https://gitlab.example".into(),
-    };
-    let state = PagesState::new(t.store.clone(), SecretString::from(""), setup, links);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(autofix::server::serve(
-        listener,
-        pages::router(state),
-        std::future::pending(),
-    ));
-    base
 }

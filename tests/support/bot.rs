@@ -863,6 +863,40 @@ impl BotTester {
     }
 
     /// The bot's working folder (mirrors, worktrees, artifacts).
+    /// The operator's pages over this story's job store, showing `parts` on the setup page,
+    /// served on a port of their own; their address.
+    pub async fn serve_pages(&self, parts: Vec<autofix::server::pages::SetupPart>) -> String {
+        use autofix::server::pages::{self, ForgeLinks, PagesState, SetupFacts};
+        let setup = SetupFacts {
+            parts,
+            public_url: String::new(),
+            github_web_url: self.github_fake().url(),
+            github_api_url: self.github_fake().api_url(),
+            github_configured: true,
+            data_dir: self.workdir(),
+            trigger_label: "auto-fix".into(),
+            push_to: autofix::forge::PushTo::Base,
+        };
+        let links = ForgeLinks {
+            github_web: "https://github.example".into(),
+            gitlab_web: "https://gitlab.example".into(),
+        };
+        let state = PagesState::new(
+            self.store.clone(),
+            secrecy::SecretString::from(""),
+            setup,
+            links,
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(autofix::server::serve(
+            listener,
+            pages::router(state),
+            std::future::pending(),
+        ));
+        base
+    }
+
     pub fn workdir(&self) -> PathBuf {
         self.workdir.path().join("work")
     }
