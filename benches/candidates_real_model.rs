@@ -9,7 +9,7 @@
 //! list price (`REFERENCE_MODEL`, from autofix's own price table).
 
 // Shared with the tests; the benchmark uses only part of it.
-#[path = "../tests/support/model_server.rs"]
+#[path = "../tests/it/support/model_server.rs"]
 #[allow(dead_code)]
 mod model_server;
 #[path = "support/real_model.rs"]

@@ -8,7 +8,7 @@
 //! `cargo bench --bench real_model_answers` (`REAL_MODEL_ISSUES=N` runs the first N issues).
 
 // Shared with the tests; the benchmark uses only part of it.
-#[path = "../tests/support/model_server.rs"]
+#[path = "../tests/it/support/model_server.rs"]
 #[allow(dead_code)]
 mod model_server;
 #[path = "support/real_model.rs"]

@@ -1,7 +1,7 @@
 //! Benchmark (not a test): how long after the label a person sees the bot's first comment, with
 //! the real ingress, worker pool and GitHub client against the fake GitHub, and no LLM latency.
 
-#[path = "../tests/support/mod.rs"]
+#[path = "../tests/it/support/mod.rs"]
 #[allow(unused_imports)]
 mod support;
 

@@ -1,0 +1,747 @@
+//! Stories told the same way on GitHub and GitLab: a labelled issue becomes a change request,
+//! failing tests end in a report, someone who may not push is declined, redeliveries do nothing
+//! twice, and what only looks like the bot's (a fork's change request, a comment with its hidden
+//! line) is never taken for it.
+
+use crate::support::bot::{
+    BotTester, ChangeRequestSeen, FAILED_LABEL, FIXED_PY, FakeForge, TRIGGER, files_containing,
+    python_project, script_python_fix, script_python_fix_that_stays_wrong,
+};
+
+const PROJECT: &str = "acme/widgets";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_labelled_issue_becomes_a_pull_request_on_github() {
+    let t = BotTester::github().await;
+    let title = "fix(calc): clamp values to both of their bounds";
+    let (pr, status) = a_labelled_issue_becomes_a_change_request(t, title, "Pull request").await;
+    insta::assert_snapshot!("pull_request_body", steady(&pr.body));
+    insta::assert_snapshot!("status_comment_after_success", steady(&status));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_labelled_issue_becomes_a_draft_merge_request_on_gitlab() {
+    let t = BotTester::gitlab().await;
+    let title = "Draft: fix(calc): clamp values to both of their bounds";
+    a_labelled_issue_becomes_a_change_request(t, title, "Merge request").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_already_failing_on_the_base_is_named_in_the_pull_request_on_github() {
+    let t = BotTester::github().await;
+    let mut files = python_project();
+    files.push((
+        "test_legacy.py",
+        "def test_legacy_report_format():\n    assert \"v1\" == \"v2\"\n",
+    ));
+    t.repo(PROJECT, &files);
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+
+    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    let pull_requests = t.change_requests(PROJECT);
+    assert_eq!(pull_requests.len(), 1, "{:?}", t.comments(PROJECT, 7));
+    let body = &pull_requests[0].body;
+    assert!(
+        body.contains(
+            "| `python3 -m pytest -q -p no:cacheprovider` | failed: 2 of 2 tests | \
+             failed: 1 of 2 tests, no worse |"
+        ),
+        "{body}"
+    );
+    assert!(
+        body.contains(
+            "**Already failing on the base commit**, before this change, and left as they are \
+             (`python3 -m pytest -q -p no:cacheprovider`): `test_legacy.py::test_legacy_report_format`"
+        ),
+        "{body}"
+    );
+    assert!(
+        body.contains("**Fixed by this change** (failing on the base commit): `test_calc.py::test_clamp_limits_both_ends`"),
+        "{body}"
+    );
+    let status = t.comments(PROJECT, 7).join("\n");
+    assert!(
+        status.contains("1 failing as on the base commit"),
+        "{status}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_that_breaks_a_passing_unittest_is_refused_on_github() {
+    a_change_that_breaks_a_passing_unittest_is_refused(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_that_breaks_a_passing_unittest_is_refused_on_gitlab() {
+    a_change_that_breaks_a_passing_unittest_is_refused(BotTester::gitlab().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch_on_github() {
+    failing_tests_end_in_a_failure_report_a_label_and_no_branch(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch_on_gitlab() {
+    failing_tests_end_in_a_failure_report_a_label_and_no_branch(BotTester::gitlab().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn someone_who_may_not_push_gets_a_polite_no_and_nothing_runs_on_github() {
+    someone_who_may_not_push_gets_a_polite_no_and_nothing_runs(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn someone_who_may_not_push_gets_a_polite_no_and_nothing_runs_on_gitlab() {
+    someone_who_may_not_push_gets_a_polite_no_and_nothing_runs(BotTester::gitlab().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redelivery_and_a_second_label_make_one_change_request_on_github() {
+    a_redelivery_and_a_second_label_make_one_change_request(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redelivery_and_a_second_label_make_one_change_request_on_gitlab() {
+    a_redelivery_and_a_second_label_make_one_change_request(BotTester::gitlab().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_an_earlier_run_left_behind_is_replaced_on_github() {
+    a_branch_an_earlier_run_left_behind_is_replaced(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_an_earlier_run_left_behind_is_replaced_on_gitlab() {
+    a_branch_an_earlier_run_left_behind_is_replaced(BotTester::gitlab().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn someone_elses_commit_on_the_branch_is_never_overwritten_on_github() {
+    someone_elses_commit_on_the_branch_is_never_overwritten(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn someone_elses_commit_on_the_branch_is_never_overwritten_on_gitlab() {
+    someone_elses_commit_on_the_branch_is_never_overwritten(BotTester::gitlab().await).await;
+}
+
+/// The branch the next fix of issue 7 is pushed to.
+const ISSUE_7_BRANCH: &str = "fix/7-clamp-ignores-its-bounds";
+
+async fn a_branch_an_earlier_run_left_behind_is_replaced(t: BotTester) {
+    let remote = t.repo(PROJECT, &python_project());
+    let stale = remote.commit(
+        ISSUE_7_BRANCH,
+        &[("calc.py", "# an earlier attempt\n")],
+        "fix(calc): an earlier attempt\n\nAutofix-Job: 3\n",
+    );
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+
+    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    let change_requests = t.change_requests(PROJECT);
+    assert_eq!(change_requests.len(), 1, "{change_requests:#?}");
+    assert_eq!(change_requests[0].head, ISSUE_7_BRANCH);
+    assert_eq!(remote.read(ISSUE_7_BRANCH, "calc.py"), FIXED_PY);
+    assert!(
+        change_requests[0].body.contains(&format!(
+            "Replaced the branch `{ISSUE_7_BRANCH}` an earlier autofix run left at {stale}."
+        )),
+        "the replacement is said: {}",
+        change_requests[0].body
+    );
+}
+
+async fn someone_elses_commit_on_the_branch_is_never_overwritten(t: BotTester) {
+    let remote = t.repo(PROJECT, &python_project());
+    let theirs = remote.commit(
+        ISSUE_7_BRANCH,
+        &[("NOTES.md", "my own notes on the fix\n")],
+        "docs: notes on the clamp fix",
+    );
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+
+    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    assert!(t.change_requests(PROJECT).is_empty());
+    assert_eq!(
+        remote.tip(ISSUE_7_BRANCH),
+        Some(theirs),
+        "their branch is untouched"
+    );
+    let comments = t.comments(PROJECT, 7);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    assert!(
+        comments[0].contains("Failed at `push` with `BRANCH_EXISTS`"),
+        "{}",
+        comments[0]
+    );
+    assert!(t.labels(PROJECT, 7).contains(&FAILED_LABEL.to_owned()));
+}
+
+async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch(t: BotTester) {
+    let remote = t.repo(
+        PROJECT,
+        &[
+            ("calc.py", crate::support::bot::BUGGY_PY),
+            ("test_calc.py", crate::support::bot::PY_TEST),
+            (".gitignore", "__pycache__/\n"),
+            (
+                ".autofix.toml",
+                &format!(
+                    "{}[repair]\nmax_attempts = 1\n",
+                    crate::support::bot::PY_CONFIG
+                ),
+            ),
+        ],
+    );
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix_that_stays_wrong(&t.llm, 1);
+
+    t.label_issue(PROJECT, 8, "clamp ignores its lower bound", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    assert!(t.change_requests(PROJECT).is_empty());
+    assert_eq!(remote.branches(), ["main"], "no branch is left behind");
+    assert_the_working_copy_is_removed_and_the_artifacts_stay(&t).await;
+    let comments = t.comments(PROJECT, 8);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let report = &comments[0];
+    assert!(
+        report.contains("autofix could not fix this issue"),
+        "{report}"
+    );
+    assert!(report.contains("`VALIDATION_FAILED`"), "{report}");
+    assert!(
+        report.contains("assert"),
+        "the output tail is quoted: {report}"
+    );
+    assert!(
+        report.contains(&format!("remove the `{TRIGGER}` label and add it again")),
+        "{report}"
+    );
+    assert!(t.labels(PROJECT, 8).contains(&FAILED_LABEL.to_owned()));
+    let jobs = t.jobs().await;
+    assert_eq!(jobs[0].failure_code.as_deref(), Some("VALIDATION_FAILED"));
+}
+
+/// A project tested by Python's unittest: `add` subtracts (its test already fails on the base),
+/// `mul` works.
+fn unittest_project() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (
+            "calc.py",
+            "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
+        ),
+        ("tests/__init__.py", ""),
+        (
+            "tests/test_calc.py",
+            "import unittest\n\nfrom calc import add, mul\n\n\nclass CalcTest(unittest.TestCase):\n    \
+             def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    \
+             def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n",
+        ),
+        (".gitignore", "__pycache__/\n"),
+        (
+            ".autofix.toml",
+            "[[validate]]\nname = \"unittest\"\nrun = [\"python3\", \"-m\", \"unittest\", \
+             \"discover\", \"-s\", \"tests\", \"-t\", \".\"]\ntimeout_secs = 120\n\
+             [repair]\nmax_attempts = 1\n",
+        ),
+    ]
+}
+
+/// The suite already fails on the base (`test_add`, the bug); the model leaves it failing and
+/// breaks `test_mul`, which passed. Both runs exit 1: only reading the results per test tells.
+async fn a_change_that_breaks_a_passing_unittest_is_refused(t: BotTester) {
+    let remote = t.repo(PROJECT, &unittest_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    let breaks_mul = "calc.py\n```\n<<<<<<< SEARCH\n    return a * b\n=======\n    return a ** b\n>>>>>>> REPLACE\n```\n";
+    let still_broken = "calc.py\n```\n<<<<<<< SEARCH\n    return a ** b\n=======\n    return a ** b\n>>>>>>> REPLACE\n```\n";
+    t.llm
+        .reply_text_for_stage("triage", crate::support::bot::triage());
+    t.llm
+        .reply_text_for_stage("plan", crate::support::bot::plan());
+    t.llm.reply_text_for_stage("edit", breaks_mul);
+    t.llm.reply_text_for_stage("repair", still_broken);
+
+    t.label_issue(PROJECT, 12, "add subtracts", &alice).await;
+    t.run_until_idle().await;
+
+    assert!(
+        t.change_requests(PROJECT).is_empty(),
+        "no pull or merge request"
+    );
+    assert_eq!(remote.branches(), ["main"], "no branch is pushed");
+    let jobs = t.jobs().await;
+    assert_eq!(jobs[0].failure_code.as_deref(), Some("VALIDATION_FAILED"));
+    let report = &t.comments(PROJECT, 12)[0];
+    assert!(
+        report.contains("tests that pass on the base commit fail with this change")
+            && report.contains("tests.test_calc.CalcTest.test_mul"),
+        "{report}"
+    );
+}
+
+async fn someone_who_may_not_push_gets_a_polite_no_and_nothing_runs(t: BotTester) {
+    t.repo(PROJECT, &python_project());
+    let bob = t.reporter(PROJECT, "bob");
+
+    t.label_issue(PROJECT, 9, "clamp ignores its bounds", &bob)
+        .await;
+    t.run_until_idle().await;
+
+    let comments = t.comments(PROJECT, 9);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    assert!(
+        comments[0].contains("someone who can push"),
+        "{}",
+        comments[0]
+    );
+    assert!(t.change_requests(PROJECT).is_empty());
+    assert!(
+        t.llm.requests().is_empty(),
+        "no LLM work for a refused request"
+    );
+    assert!(!t.workdir().join("mirrors").exists(), "no git work either");
+    let jobs = t.jobs().await;
+    assert_eq!(jobs[0].failure_code.as_deref(), Some("PERMISSION_DENIED"));
+}
+
+async fn a_redelivery_and_a_second_label_make_one_change_request(t: BotTester) {
+    t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+
+    let first = t
+        .label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    let again = t.redeliver(&first).await;
+    let second_label = t
+        .label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    assert_eq!(first.answer["status"], "queued");
+    assert_eq!(again.answer["status"], "duplicate");
+    assert_eq!(second_label.answer["status"], "already_queued");
+    t.run_until_idle().await;
+
+    assert_eq!(t.change_requests(PROJECT).len(), 1);
+    assert_eq!(t.comments(PROJECT, 7).len(), 1);
+    assert_eq!(t.jobs().await.len(), 1);
+}
+
+/// The happy path; returns the change request and the status comment for forge-specific checks.
+async fn a_labelled_issue_becomes_a_change_request(
+    t: BotTester,
+    title: &str,
+    word: &str,
+) -> (ChangeRequestSeen, String) {
+    let remote = t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+
+    let sent = t
+        .label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    assert_eq!(sent.status.as_u16(), 202, "{:?}", sent.answer);
+    t.run_until_idle().await;
+
+    let pull_requests = t.change_requests(PROJECT);
+    assert_eq!(pull_requests.len(), 1, "{pull_requests:#?}");
+    let pr = &pull_requests[0];
+    assert_eq!(pr.head, "fix/7-clamp-ignores-its-bounds");
+    assert_eq!(pr.base, "main");
+    assert_eq!(pr.title, title);
+    assert!(pr.draft, "draft unless `.autofix.toml` says ready");
+    assert!(pr.body.contains("Fixes #7"), "{}", pr.body);
+    assert!(
+        pr.body.contains(
+            "| `python3 -m pytest -q -p no:cacheprovider` | failed: 1 of 1 tests | passed (1 tests) |"
+        ),
+        "{}",
+        pr.body
+    );
+    assert_eq!(remote.read(&pr.head, "calc.py"), FIXED_PY);
+    let message = remote.git(&["log", "-1", "--format=%B", &pr.head]);
+    assert!(
+        message.starts_with("fix(calc): clamp values to both of their bounds"),
+        "{message}"
+    );
+    assert!(message.contains("Fixes #7"), "{message}");
+    assert!(
+        message.contains("Signed-off-by: autofix <autofix@example.com>"),
+        "{message}"
+    );
+
+    assert_the_working_copy_is_removed_and_the_artifacts_stay(&t).await;
+    let comments = t.comments(PROJECT, 7);
+    assert_eq!(
+        comments.len(),
+        1,
+        "one status comment, edited in place: {comments:#?}"
+    );
+    assert!(
+        comments[0].contains(&format!("- [x] {word} opened")),
+        "{}",
+        comments[0]
+    );
+    assert!(!t.labels(PROJECT, 7).contains(&FAILED_LABEL.to_owned()));
+
+    let jobs = t.jobs().await;
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].state.as_str(), "succeeded");
+    let token = t.token();
+    assert!(
+        files_containing(&t.workdir(), &token).is_empty(),
+        "the token must never reach the disk"
+    );
+    assert!(
+        t.git
+            .requests()
+            .iter()
+            .all(|request| !request.token_outside_basic_auth)
+    );
+    (pr.clone(), comments[0].clone())
+}
+
+/// The text with what changes from run to run (durations, commit ids) replaced by placeholders.
+fn steady(text: &str) -> String {
+    let durations = regex::Regex::new(r"\b\d+(\.\d+)? (ms|s)\b").unwrap();
+    let commits = regex::Regex::new(r"\b[0-9a-f]{7,40}\b").unwrap();
+    let tokens = regex::Regex::new(r"\d+ in, \d+ out").unwrap();
+    let cost_tokens = regex::Regex::new(r"\(\d[\d,]* tokens\)").unwrap();
+    let hosts = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
+    let text = durations.replace_all(text, "[duration]");
+    let text = commits.replace_all(&text, "[commit]");
+    let text = tokens.replace_all(&text, "[n] in, [n] out");
+    let text = cost_tokens.replace_all(&text, "([n] tokens)");
+    hosts.replace_all(&text, "[fake-forge]").into_owned()
+}
+
+/// A finished job leaves no working copy (nor what its validation built) in the workdir.
+async fn assert_the_working_copy_is_removed_and_the_artifacts_stay(t: &BotTester) {
+    let jobs = t.jobs().await;
+    assert_eq!(jobs.len(), 1, "{jobs:#?}");
+    let job_dir = t.workdir().join("jobs").join(jobs[0].id.to_string());
+    assert!(
+        !job_dir.join("worktree").exists(),
+        "the finished job's working copy is removed"
+    );
+    assert!(job_dir.join("artifacts").is_dir(), "its artifacts stay");
+}
+
+/// The part of a change request's address that names `number` on the story's forge.
+fn change_request_link(t: &BotTester, number: u64) -> String {
+    match t.forge {
+        FakeForge::GitHub(_) => format!("/pull/{number}"),
+        FakeForge::GitLab(_) => format!("/merge_requests/{number}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forks_pull_request_carrying_autofixs_line_is_not_taken_for_the_bots_on_github() {
+    a_forks_change_request_carrying_autofixs_line_is_not_taken_for_the_bots(
+        BotTester::github().await,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forks_merge_request_carrying_autofixs_line_is_not_taken_for_the_bots_on_gitlab() {
+    a_forks_change_request_carrying_autofixs_line_is_not_taken_for_the_bots(
+        BotTester::gitlab().await,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outsiders_comment_carrying_the_status_line_is_never_edited_on_github() {
+    an_outsiders_comment_carrying_the_status_line_is_never_edited(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outsiders_note_carrying_the_status_line_is_never_edited_on_gitlab() {
+    an_outsiders_comment_carrying_the_status_line_is_never_edited(BotTester::gitlab().await).await;
+}
+
+async fn a_forks_change_request_carrying_autofixs_line_is_not_taken_for_the_bots(t: BotTester) {
+    t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+    // Mallory asks to merge a branch of her fork, its description ending in the hidden line
+    // autofix writes into its own change requests for issue 7.
+    let forked = t.change_request_from_fork(
+        PROJECT,
+        "mallory",
+        "patch-1",
+        "Fix clamp",
+        "The fix for #7.\n\n<!-- autofix:change-request job=1 issue=7 -->\n",
+    );
+
+    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    let comments = t.comments(PROJECT, 7);
+    let change_requests = t.change_requests(PROJECT);
+    let own: Vec<&ChangeRequestSeen> = change_requests
+        .iter()
+        .filter(|change| change.number != forked)
+        .collect();
+    assert_eq!(
+        own.len(),
+        1,
+        "the bot opened its own: {change_requests:#?}\n{comments:#?}"
+    );
+    assert_eq!(own[0].author, t.bot_login());
+    assert_eq!(own[0].head, "fix/7-clamp-ignores-its-bounds");
+    assert_eq!(comments.len(), 1, "the status comment alone: {comments:#?}");
+    assert!(
+        !comments[0].contains("already open"),
+        "no refusal: {}",
+        comments[0]
+    );
+    assert!(
+        !comments[0].contains(&change_request_link(&t, forked)),
+        "the fork's change request is never linked: {}",
+        comments[0]
+    );
+    assert!(
+        comments[0].contains(&change_request_link(&t, own[0].number)),
+        "{}",
+        comments[0]
+    );
+}
+
+async fn an_outsiders_comment_carrying_the_status_line_is_never_edited(t: BotTester) {
+    t.repo(PROJECT, &python_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_python_fix(&t.llm);
+    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+        .await;
+    // Before the bot says anything, Mallory writes the hidden line of job 1's status comment.
+    let planted = "autofix is on it, see below.\n\n<!-- autofix:status job=1 -->\n";
+    let mallorys = t.outsider_comments(PROJECT, 7, "mallory", planted);
+    // The bot's first status comment meets a forge having a bad moment: the job goes back to
+    // the queue and its second attempt looks for the comment it may have posted.
+    t.comment_posts_fail(3);
+
+    t.run_until_idle().await;
+    t.let_backoffs_pass();
+    t.run_until_idle().await;
+
+    let jobs = t.jobs().await;
+    assert_eq!(
+        (jobs[0].state.as_str(), jobs[0].attempts),
+        ("succeeded", 2),
+        "{jobs:#?}"
+    );
+    let comments = t.comments_seen(PROJECT, 7);
+    let theirs = comments.iter().find(|c| c.id == mallorys).unwrap();
+    assert_eq!(
+        (theirs.body.as_str(), theirs.edits),
+        (planted, 0),
+        "Mallory's comment is never edited"
+    );
+    let own: Vec<_> = comments
+        .iter()
+        .filter(|c| c.author == t.bot_login())
+        .collect();
+    assert_eq!(own.len(), 1, "the bot's own status comment: {comments:#?}");
+    assert!(own[0].body.contains("<!-- autofix:status job=1 -->"));
+    let change_requests = t.change_requests(PROJECT);
+    assert_eq!(change_requests.len(), 1);
+    assert!(
+        own[0]
+            .body
+            .contains(&change_request_link(&t, change_requests[0].number)),
+        "{}",
+        own[0].body
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reproduced_fix_opens_with_its_proof_on_github() {
+    a_reproduced_fix_opens_with_its_proof(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reproduced_fix_opens_with_its_proof_on_gitlab() {
+    a_reproduced_fix_opens_with_its_proof(BotTester::gitlab().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unproven_fix_is_a_draft_that_says_so_on_github() {
+    an_unproven_fix_is_a_draft_that_says_so(BotTester::github().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unproven_fix_is_a_draft_that_says_so_on_gitlab() {
+    an_unproven_fix_is_a_draft_that_says_so(BotTester::gitlab().await).await;
+}
+
+/// `clamp` ignores its bounds and no test says so; the repository asks for a reproduction
+/// when it can get one, and for pull requests that are not drafts.
+fn unproven_project() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("calc.py", crate::support::bot::BUGGY_PY),
+        (
+            "tests/test_calc.py",
+            "def test_nothing_yet():\n    assert True\n",
+        ),
+        (".gitignore", "__pycache__/\n"),
+        (
+            ".autofix.toml",
+            "[[validate]]\nname = \"pytest\"\nrun = [\"python3\", \"-m\", \"pytest\", \"-q\", \"-p\", \
+             \"no:cacheprovider\"]\ntimeout_secs = 120\n\n[reproduce]\nmode = \"preferred\"\n\n\
+             [pull_request]\ndraft = false\n",
+        ),
+    ]
+}
+
+fn new_test_file(body: &str) -> String {
+    format!("tests/test_clamp.py\n```\n<<<<<<< SEARCH\n=======\n{body}>>>>>>> REPLACE\n```\n")
+}
+
+const REPRODUCING_TEST: &str =
+    "from calc import clamp\n\n\ndef test_clamp_upper_bound():\n    assert clamp(5, 0, 3) == 3\n";
+const PASSING_TEST: &str =
+    "from calc import clamp\n\n\ndef test_clamp_inside():\n    assert clamp(2, 0, 3) == 2\n";
+
+fn script_fix_after(t: &BotTester, reproductions: &[&str]) {
+    t.llm
+        .reply_text_for_stage("triage", crate::support::bot::triage());
+    t.llm
+        .reply_text_for_stage("plan", crate::support::bot::plan());
+    for body in reproductions {
+        t.llm.reply_text_for_stage("reproduce", new_test_file(body));
+    }
+    t.llm
+        .reply_text_for_stage("edit", crate::support::bot::clamp_edit(FIXED_PY));
+    t.llm
+        .reply_text_for_stage("audit", crate::support::bot::accepted());
+}
+
+/// A test that fails on the base commit, then the fix: one commit holds both, and the change
+/// request opens with the test, how it failed, and that it passes now.
+async fn a_reproduced_fix_opens_with_its_proof(t: BotTester) {
+    let remote = t.repo(PROJECT, &unproven_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_fix_after(&t, &[REPRODUCING_TEST]);
+
+    t.label_issue(PROJECT, 14, "clamp ignores its upper bound", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    let requests = t.change_requests(PROJECT);
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    let request = &requests[0];
+    assert!(!request.draft, "a proven change follows pull_request.draft");
+    let body = &request.body;
+    let proof = body.find("## Proof").expect("a Proof section");
+    assert!(
+        body.find("## Summary")
+            .is_none_or(|summary| proof < summary),
+        "the body opens with the proof: {body}"
+    );
+    assert!(
+        body.contains("tests/test_clamp.py::test_clamp_upper_bound")
+            && body.contains("assert 5 == 3")
+            && body.contains("passes with this change"),
+        "{body}"
+    );
+    let files = remote.files_at(&request.head);
+    assert!(
+        files.iter().any(|file| file == "tests/test_clamp.py"),
+        "the reproduction is committed with the fix: {files:?}"
+    );
+    let status = &t.comments(PROJECT, 14)[0];
+    assert!(status.contains("Reproduced on the base commit"), "{status}");
+}
+
+/// The model's tests pass on the base twice: the fix goes on, as a draft whatever the
+/// repository's `pull_request.draft`, saying plainly that nothing proves it.
+async fn an_unproven_fix_is_a_draft_that_says_so(t: BotTester) {
+    t.repo(PROJECT, &unproven_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_fix_after(&t, &[PASSING_TEST, PASSING_TEST]);
+
+    t.label_issue(PROJECT, 15, "clamp ignores its upper bound", &alice)
+        .await;
+    t.run_until_idle().await;
+
+    let requests = t.change_requests(PROJECT);
+    assert_eq!(requests.len(), 1, "{requests:#?}");
+    assert!(requests[0].draft, "an unproven change is a draft");
+    let body = &requests[0].body;
+    assert!(
+        body.contains("**Not proven:** no test reproduces the issue")
+            && body.contains("pass on the base commit"),
+        "{body}"
+    );
+    assert!(
+        body.contains("- `calc.py`") && !body.contains("- `tests/test_clamp.py`"),
+        "the refused test is not part of the change: {body}"
+    );
+}
+
+/// A revision asked of a proven change request runs the reproduction's tests again: they still
+/// pass, and the reply says so in the proof's own words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revision_reports_the_proof_again_on_github() {
+    let t = BotTester::github().await;
+    let remote = t.repo(PROJECT, &unproven_project());
+    let alice = t.maintainer(PROJECT, "alice");
+    script_fix_after(&t, &[REPRODUCING_TEST]);
+    t.label_issue(PROJECT, 16, "clamp ignores its upper bound", &alice)
+        .await;
+    t.run_until_idle().await;
+    let number = t.change_requests(PROJECT)[0].number;
+    let branch = t.change_requests(PROJECT)[0].head.clone();
+    crate::support::bot::script_revision(&t.llm, FIXED_PY, crate::support::bot::REVISED_PY, None);
+
+    t.line_comment(
+        PROJECT,
+        number,
+        &alice,
+        ("calc.py", 1),
+        "say what clamp does",
+    )
+    .await;
+    t.run_until_idle().await;
+
+    assert_eq!(
+        remote.read(&branch, "calc.py"),
+        crate::support::bot::REVISED_PY
+    );
+    assert!(
+        t.llm.prompts_for("reproduce").len() == 1,
+        "no new reproduction is asked for"
+    );
+    let revision_edit = t.llm.prompts_for("edit").pop().unwrap();
+    assert!(
+        revision_edit.contains("## The tests that prove this change")
+            && revision_edit.contains("tests/test_clamp.py::test_clamp_upper_bound"),
+        "the revision is told the proof must keep passing: {revision_edit}"
+    );
+    let replies = t.replies_on_change_request(PROJECT, number);
+    assert_eq!(replies.len(), 1, "{replies:#?}");
+    assert!(
+        replies[0].contains("Proof:")
+            && replies[0].contains("tests/test_clamp.py::test_clamp_upper_bound")
+            && replies[0].contains("passes with this change"),
+        "{}",
+        replies[0]
+    );
+}
