@@ -3,6 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use autofix::failure::FailureCode;
+use autofix::forge::{BotEvent, ForgeKind};
 use autofix::server::pages::{self, ForgeLinks, PagesState, SetupFacts};
 use autofix::store::{Delivery, EnqueueOutcome, Finish, JobKey, Store};
 use axum::routing::get;
@@ -87,12 +89,15 @@ async fn fill(store: &Store) {
     for n in 0..JOBS {
         let delivery = Delivery {
             id: format!("bench-{n}"),
-            forge: "github".into(),
+            forge: ForgeKind::GitHub,
             event: "issues".into(),
             received_at: Utc::now(),
             payload: b"{}".to_vec(),
+            parsed: BotEvent::Ignored {
+                reason: "a benchmark's delivery".into(),
+            },
         };
-        let key = JobKey::new("github", &format!("acme/repo-{}", n % 20), n + 1);
+        let key = JobKey::new(ForgeKind::GitHub, format!("acme/repo-{}", n % 20), n + 1);
         let outcome = store
             .record_delivery_and_enqueue(&delivery, &key, Utc::now())
             .await
@@ -113,7 +118,7 @@ async fn fill(store: &Store) {
             .expect("a stage");
         let finish = if n % 2 == 0 {
             Finish::Failed {
-                code: "VALIDATION_FAILED".into(),
+                code: FailureCode::ValidationFailed,
                 error: "test_calc.py::test_clamp failed".into(),
             }
         } else {

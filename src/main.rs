@@ -11,6 +11,7 @@ use autofix::commands::{jobs, replay};
 use autofix::config::ServiceConfig;
 use autofix::edits::EditFormat;
 use autofix::failure::FailureCode;
+use autofix::forge::Triggers;
 use autofix::git::Identity;
 use autofix::pipeline::fix::{FixOptions, IssueInput};
 use autofix::redact::Redactor;
@@ -180,7 +181,7 @@ enum JobsAction {
     },
     /// One job: its record, its checkpoint and its events, oldest first.
     Show {
-        id: i64,
+        id: autofix::store::JobId,
         /// A service configuration file laid over the defaults.
         #[arg(long)]
         config: Option<PathBuf>,
@@ -497,8 +498,11 @@ fn jobs_command(action: JobsAction) -> ExitCode {
 
 fn replay_command(delivery_id: String, config: Option<PathBuf>) -> ExitCode {
     operator_command("replay", config, |store, config| async move {
-        let trigger = config.bot.trigger_label;
-        let outcome = replay::replay(&store, &delivery_id, &trigger, chrono::Utc::now())
+        let triggers = Triggers {
+            label: &config.bot.trigger_label,
+            command: &config.bot.command_word,
+        };
+        let outcome = replay::replay(&store, &delivery_id, &triggers, chrono::Utc::now())
             .await
             .map_err(|err| err.to_string())?;
         if outcome.has_job() {

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::store::{JobDetail, JobRecord, JobState, Store, StoreError};
+use crate::store::{JobDetail, JobId, JobRecord, JobState, Store, StoreError};
 
 /// What `jobs list` prints when the store holds no job yet.
 pub const NO_JOBS: &str = "no jobs";
@@ -55,7 +55,7 @@ fn cause(job: &JobRecord) -> String {
 }
 
 /// `job`'s record, its checkpoint and its events, oldest first; `JobNotFound` for an unknown id.
-pub async fn show(store: &Store, job: i64) -> Result<Vec<String>, StoreError> {
+pub async fn show(store: &Store, job: JobId) -> Result<Vec<String>, StoreError> {
     Ok(show_lines(&store.job_show(job).await?))
 }
 
@@ -114,7 +114,7 @@ fn row([id, state, issue, stage, attempts, failure, updated, cause]: [&str; 8]) 
 fn issue_ref(job: &JobRecord) -> String {
     format!(
         "{}:{}#{}",
-        job.key.forge, job.key.repo, job.key.issue_number
+        job.key.repo.forge, job.key.repo.path, job.key.issue.0
     )
 }
 

@@ -1,12 +1,15 @@
-//! `autofix replay DELIVERY_ID`: a stored webhook delivery read again with its forge's parser and
-//! today's trigger label, and queued once more under a new delivery id so the original stays.
+//! `autofix replay DELIVERY_ID`: a stored webhook delivery read again from its payload with its
+//! forge's parser and today's triggers, and queued once more under a new delivery id so the
+//! original stays. The one place a stored payload is parsed again.
 
 use std::fmt;
 
 use chrono::{DateTime, Utc};
 
-use crate::forge::{BotEvent, IssueNumber, Thread, github, gitlab};
-use crate::store::{Delivery, EnqueueOutcome, JobKey, Store, StoreError};
+use crate::forge::{BotEvent, Thread, Triggers, parse_delivery};
+use crate::store::{
+    Delivery, EnqueueOutcome, JobId, JobKey, RepoKey, Store, StoreError, StoredDelivery,
+};
 
 /// Replays of one delivery before giving up looking for an unused `<id>.replay-<n>`.
 const MAX_REPLAYS: u32 = 1000;
@@ -16,13 +19,13 @@ const MAX_REPLAYS: u32 = 1000;
 pub enum ReplayOutcome {
     /// A new job: the issue had none active (typically its last one finished).
     Queued {
-        job: i64,
+        job: JobId,
         issue: String,
         delivery: String,
     },
     /// The issue's active job took the replayed delivery; no second job.
     AlreadyActive {
-        job: i64,
+        job: JobId,
         issue: String,
         delivery: String,
     },
@@ -66,8 +69,6 @@ impl fmt::Display for ReplayOutcome {
 pub enum ReplayError {
     #[error("no delivery {0:?} is stored")]
     NoSuchDelivery(String),
-    #[error("delivery {delivery:?} came from forge {forge:?}, which is neither github nor gitlab")]
-    UnknownForge { delivery: String, forge: String },
     #[error("delivery {delivery:?} cannot be read: {reason}; nothing queued")]
     Unreadable { delivery: String, reason: String },
     #[error("delivery {0:?} was already replayed {MAX_REPLAYS} times; nothing queued")]
@@ -81,15 +82,20 @@ pub enum ReplayError {
 pub async fn replay(
     store: &Store,
     id: &str,
-    trigger_label: &str,
+    triggers: &Triggers<'_>,
     now: DateTime<Utc>,
 ) -> Result<ReplayOutcome, ReplayError> {
     let stored = store
         .delivery(id)
         .await?
         .ok_or_else(|| ReplayError::NoSuchDelivery(id.to_owned()))?;
-    let (original, job_of_original) = (stored.delivery, stored.job_id);
-    let key = match reparse(store, &original, job_of_original, trigger_label).await? {
+    let parsed = parse_delivery(stored.forge, &stored.event, &stored.payload, triggers).map_err(
+        |error| ReplayError::Unreadable {
+            delivery: stored.id.clone(),
+            reason: error.to_string(),
+        },
+    )?;
+    let key = match job_key(store, &stored, &parsed).await? {
         Ok(key) => key,
         Err(reason) => {
             return Ok(ReplayOutcome::NotATrigger {
@@ -98,14 +104,15 @@ pub async fn replay(
             });
         }
     };
-    let issue = format!("{}:{}#{}", key.forge, key.repo, key.issue_number);
+    let issue = format!("{}#{}", key.repo, key.issue.0);
     for n in 1..=MAX_REPLAYS {
         let again = Delivery {
             id: format!("{id}.replay-{n}"),
-            forge: key.forge.clone(),
-            event: original.event.clone(),
+            forge: stored.forge,
+            event: stored.event.clone(),
             received_at: now,
-            payload: original.payload.clone(),
+            payload: stored.payload.clone(),
+            parsed: parsed.clone(),
         };
         let delivery = again.id.clone();
         let issue = issue.clone();
@@ -131,48 +138,32 @@ pub async fn replay(
 }
 
 /// The job key the delivery starts a job for, or (inside) why it starts none.
-async fn reparse(
+async fn job_key(
     store: &Store,
-    delivery: &Delivery,
-    job: Option<i64>,
-    trigger_label: &str,
+    stored: &StoredDelivery,
+    parsed: &BotEvent,
 ) -> Result<Result<JobKey, String>, ReplayError> {
-    let parsed = match delivery.forge.as_str() {
-        "github" => github::parse_event(&delivery.event, &delivery.payload, trigger_label),
-        "gitlab" => gitlab::parse_event(&delivery.event, &delivery.payload, trigger_label),
-        other => {
-            return Err(ReplayError::UnknownForge {
-                delivery: delivery.id.clone(),
-                forge: other.to_owned(),
-            });
-        }
-    };
     match parsed {
-        Ok(BotEvent::IssueLabeled { repo, issue, .. }) => Ok(Ok(JobKey::for_issue(&repo, issue))),
+        BotEvent::IssueLabeled { repo, issue, .. } => Ok(Ok(JobKey::for_issue(repo, *issue))),
         // One delivery per change request was recorded for the push: replayed, it goes to the
         // same issue's job again.
-        Ok(BotEvent::BaseMoved { .. }) => match job {
+        BotEvent::BaseMoved { .. } => match stored.job_id {
             Some(job) => Ok(Ok(store.job_show(job).await?.job.key)),
             None => Ok(Err(
                 "a push to the default branch that no job took".to_owned()
             )),
         },
-        Ok(BotEvent::Remark(remark)) => match remark.thread {
+        BotEvent::Remark(remark) => match remark.thread {
             Thread::Issue(issue) => Ok(Ok(JobKey::for_issue(&remark.repo, issue))),
             Thread::ChangeRequest(number) => {
-                let forge = JobKey::for_issue(&remark.repo, IssueNumber(0));
                 let record = store
-                    .change_request(&forge.forge, &forge.repo, number)
+                    .change_request(&RepoKey::of(&remark.repo), number)
                     .await?;
                 Ok(record.map(|record| record.key).ok_or_else(|| {
                     "said on a pull or merge request autofix did not open".to_owned()
                 }))
             }
         },
-        Ok(BotEvent::Ignored { reason }) => Ok(Err(reason)),
-        Err(error) => Err(ReplayError::Unreadable {
-            delivery: delivery.id.clone(),
-            reason: error.to_string(),
-        }),
+        BotEvent::Ignored { reason } => Ok(Err(reason.clone())),
     }
 }

@@ -10,6 +10,7 @@ use tokio::sync::{Notify, watch};
 use super::preflight::{self, Parts};
 use super::verify::{self, Services};
 use crate::config::ServiceConfig;
+use crate::forge::Triggers;
 use crate::llm::metered::Metered;
 use crate::redact::Redactor;
 use crate::server::pages::{self, ForgeLinks, PagesState, PartsCheck, SetupFacts, SetupPart};
@@ -152,6 +153,13 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         .create(&workdir)
         .map_err(|err| format!("workdir: cannot create {}: {err}", workdir.display()))?;
     let store = Store::open(&config.database_url())
+        .await
+        .map_err(|err| format!("database.url: {err}"))?;
+    let triggers = Triggers {
+        label: &config.bot.trigger_label,
+        command: &config.bot.command_word,
+    };
+    crate::server::read_earlier_deliveries(&store, &triggers)
         .await
         .map_err(|err| format!("database.url: {err}"))?;
     let listener = tokio::net::TcpListener::bind(&config.server.listen)

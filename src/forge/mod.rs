@@ -34,6 +34,81 @@ pub enum ForgeKind {
     GitLab,
 }
 
+impl ForgeKind {
+    /// The forge as written in webhook routes, job keys and folder names: `github`, `gitlab`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ForgeKind::GitHub => "github",
+            ForgeKind::GitLab => "gitlab",
+        }
+    }
+}
+
+impl fmt::Display for ForgeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A forge name that is neither `github` nor `gitlab`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown forge {0:?} (github or gitlab)")]
+pub struct UnknownForge(pub String);
+
+impl std::str::FromStr for ForgeKind {
+    type Err = UnknownForge;
+
+    fn from_str(name: &str) -> Result<Self, UnknownForge> {
+        match name {
+            "github" => Ok(ForgeKind::GitHub),
+            "gitlab" => Ok(ForgeKind::GitLab),
+            other => Err(UnknownForge(other.to_owned())),
+        }
+    }
+}
+
+/// A repository's path on its forge: `octocat/Hello-World` on GitHub, `group/sub/project` on
+/// GitLab. With its [`ForgeKind`] it names the repository in the job store.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RepoPath(String);
+
+impl RepoPath {
+    pub fn new(path: impl Into<String>) -> RepoPath {
+        RepoPath(path.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for RepoPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for RepoPath {
+    fn from(path: &str) -> RepoPath {
+        RepoPath::new(path)
+    }
+}
+
+impl From<String> for RepoPath {
+    fn from(path: String) -> RepoPath {
+        RepoPath(path)
+    }
+}
+
+impl std::str::FromStr for RepoPath {
+    type Err = std::convert::Infallible;
+
+    fn from_str(path: &str) -> Result<Self, Self::Err> {
+        Ok(RepoPath::new(path))
+    }
+}
+
 /// A repository as the bot addresses it, whatever the forge.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RepoRef {
@@ -43,6 +118,13 @@ pub struct RepoRef {
     /// The HTTPS clone URL, without credentials.
     pub clone_url: String,
     pub default_branch: Option<String>,
+}
+
+impl RepoRef {
+    /// The repository's path on its forge, as the job store keys it.
+    pub fn path(&self) -> RepoPath {
+        RepoPath::new(self.owner_path.clone())
+    }
 }
 
 /// The number people see on an issue: GitHub's `number`, GitLab's per-project `iid`.
@@ -117,5 +199,19 @@ impl BotEvent {
         BotEvent::Ignored {
             reason: reason.into(),
         }
+    }
+}
+
+/// Reads one verified delivery of `forge`: `event_header` is its event header
+/// (`X-GitHub-Event`, `X-Gitlab-Event`), `triggers` what makes a delivery ask for work.
+pub fn parse_delivery(
+    forge: ForgeKind,
+    event_header: &str,
+    body: &[u8],
+    triggers: &Triggers<'_>,
+) -> Result<BotEvent, WebhookParseError> {
+    match forge {
+        ForgeKind::GitHub => github::parse_event_with(event_header, body, triggers),
+        ForgeKind::GitLab => gitlab::parse_event_with(event_header, body, triggers),
     }
 }

@@ -21,9 +21,9 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
 use crate::forge::{
-    BotEvent, DeliveryId, ForgeKind, IssueNumber, Remark, RepoRef, Thread, Triggers, github, gitlab,
+    BotEvent, DeliveryId, ForgeKind, Remark, RepoRef, Thread, Triggers, github, gitlab,
 };
-use crate::store::{Delivery, EnqueueOutcome, JobKey, Store, StoreError};
+use crate::store::{Delivery, EnqueueOutcome, JobKey, RepoKey, Store, StoreError};
 
 pub use door::{DoorSettings, serve_with};
 pub use metrics::{Metrics, MetricsAccess, Outcome};
@@ -222,6 +222,47 @@ async fn read_body(state: &ServerState, request: Request) -> Result<Bytes, (Stat
     }
 }
 
+/// Deliveries read at once per batch when reading those recorded before deliveries were stored
+/// parsed.
+const EARLIER_DELIVERIES_BATCH: u32 = 500;
+
+/// Reads, once, the deliveries a store recorded before it kept what each asks (older versions
+/// of autofix parsed the payload again every time a job ran): each is parsed as the ingress
+/// would today, and one that no longer reads is recorded as asking for nothing, with why. How
+/// many were read is returned and logged.
+pub async fn read_earlier_deliveries(
+    store: &Store,
+    triggers: &Triggers<'_>,
+) -> Result<usize, StoreError> {
+    let mut read = 0;
+    loop {
+        let batch = store.unparsed_deliveries(EARLIER_DELIVERIES_BATCH).await?;
+        if batch.is_empty() {
+            break;
+        }
+        for delivery in batch {
+            let parsed = crate::forge::parse_delivery(
+                delivery.forge,
+                &delivery.event,
+                &delivery.payload,
+                triggers,
+            )
+            .unwrap_or_else(|error| BotEvent::Ignored {
+                reason: format!("the stored delivery cannot be read: {error}"),
+            });
+            store.record_parsed(&delivery.id, &parsed).await?;
+            read += 1;
+        }
+    }
+    if read > 0 {
+        tracing::info!(
+            deliveries = read,
+            "read the deliveries recorded before they were stored parsed"
+        );
+    }
+    Ok(read)
+}
+
 /// An authentic, readable delivery: ignored, or recorded with its job in one transaction.
 async fn accept(
     state: &ServerState,
@@ -232,13 +273,14 @@ async fn accept(
     event: BotEvent,
 ) -> Response {
     let mut wait = Duration::ZERO;
-    let key = match event {
-        BotEvent::Ignored { reason } => return ignore(state, forge, &reason),
-        BotEvent::IssueLabeled { repo, issue, .. } => JobKey::for_issue(&repo, issue),
+    let key = match &event {
+        BotEvent::Ignored { reason } => return ignore(state, forge, reason),
+        BotEvent::IssueLabeled { repo, issue, .. } => JobKey::for_issue(repo, *issue),
         BotEvent::BaseMoved { repo, .. } => {
-            return fan_out(state, forge, &delivery_id, event_name, body, &repo).await;
+            let repo = repo.clone();
+            return fan_out(state, &delivery_id, event_name, body, event, &repo).await;
         }
-        BotEvent::Remark(remark) => match remark_key(state, &remark).await {
+        BotEvent::Remark(remark) => match remark_key(state, remark).await {
             Ok(Some(key)) => {
                 wait = state.remark_wait;
                 key
@@ -256,11 +298,12 @@ async fn accept(
     let received_at = Utc::now();
     let delivery = Delivery {
         id: delivery_id.as_str().to_owned(),
-        forge: key.forge.clone(),
+        forge,
         event: event_name.to_owned(),
         received_at,
         // The body's only copy, unless hyper handed over a buffer nothing else shares.
         payload: Vec::from(body),
+        parsed: event,
     };
     let run_after = received_at + wait;
     let outcome = state
@@ -274,7 +317,7 @@ async fn accept(
             state.metrics.outcome(forge, Outcome::Accepted);
             state.metrics.job_enqueued();
             state.job_queued.notify_one();
-            tracing::info!(job, issue = %issue_ref, delivery = %delivery_id, "job queued");
+            tracing::info!(job = job.0, issue = %issue_ref, delivery = %delivery_id, "job queued");
             reply(
                 StatusCode::ACCEPTED,
                 json!({"status": "queued", "job": job}),
@@ -282,7 +325,7 @@ async fn accept(
         }
         Ok(EnqueueOutcome::ActiveJobExists(job)) => {
             state.metrics.outcome(forge, Outcome::Accepted);
-            tracing::info!(job, issue = %issue_ref, delivery = %delivery_id, "joined the active job");
+            tracing::info!(job = job.0, issue = %issue_ref, delivery = %delivery_id, "joined the active job");
             reply(
                 StatusCode::ACCEPTED,
                 json!({"status": "already_queued", "job": job}),
@@ -302,18 +345,14 @@ async fn accept(
 /// a duplicate), each joining or starting the job of its issue.
 async fn fan_out(
     state: &ServerState,
-    forge: ForgeKind,
     delivery_id: &DeliveryId,
     event_name: &str,
     body: Bytes,
+    event: BotEvent,
     repo: &RepoRef,
 ) -> Response {
-    let any = JobKey::for_issue(repo, IssueNumber(0));
-    let records = match state
-        .store
-        .open_change_requests(&any.forge, &any.repo)
-        .await
-    {
+    let forge = repo.forge;
+    let records = match state.store.open_change_requests(&RepoKey::of(repo)).await {
         Ok(records) => records,
         Err(error) => return unavailable(state, forge, delivery_id, &error),
     };
@@ -330,10 +369,11 @@ async fn fan_out(
     for record in &records {
         let delivery = Delivery {
             id: format!("{}:{}", delivery_id.as_str(), record.number),
-            forge: any.forge.clone(),
+            forge,
             event: event_name.to_owned(),
             received_at,
             payload: body.to_vec(),
+            parsed: event.clone(),
         };
         match state
             .store
@@ -372,10 +412,9 @@ async fn remark_key(state: &ServerState, remark: &Remark) -> Result<Option<JobKe
     match remark.thread {
         Thread::Issue(issue) => Ok(Some(JobKey::for_issue(&remark.repo, issue))),
         Thread::ChangeRequest(number) => {
-            let key = JobKey::for_issue(&remark.repo, IssueNumber(0));
             let record = state
                 .store
-                .change_request(&key.forge, &key.repo, number)
+                .change_request(&RepoKey::of(&remark.repo), number)
                 .await?;
             Ok(record.map(|record| record.key))
         }

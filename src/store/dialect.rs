@@ -1,18 +1,21 @@
 //! The store's queries, written once and instantiated per database: only how a write transaction
 //! begins (`BEGIN IMMEDIATE` on SQLite) and how a claim locks its row (`SKIP LOCKED` on PostgreSQL) differ.
 
+use super::records::home_of;
 use super::{
     ChangeRequestRecord, ClaimedJob, Delivery, EnqueueOutcome, Finish, JobDetail, JobEvent,
-    JobFilter, JobKey, JobRecord, JobState, StoreError, StoredDelivery, db, from_millis, home_of,
-    issue_column, report_backoff, retry_backoff, to_millis,
+    JobFilter, JobId, JobKey, JobRecord, JobState, ParsedDelivery, RepoKey, StoreError,
+    StoredDelivery, db, from_millis, report_backoff, retry_backoff, to_millis,
 };
+use crate::failure::FailureCode;
+use crate::forge::{BotEvent, ForgeKind, IssueNumber, RepoPath};
 
 #[derive(sqlx::FromRow)]
 struct JobRow {
-    id: i64,
-    forge: String,
-    repo: String,
-    issue_number: i64,
+    id: JobId,
+    forge: ForgeKind,
+    repo: RepoPath,
+    issue_number: IssueNumber,
     state: String,
     stage: Option<String>,
     attempts: i64,
@@ -20,7 +23,7 @@ struct JobRow {
     lease_owner: Option<String>,
     lease_until: Option<i64>,
     last_error: Option<String>,
-    failure_code: Option<String>,
+    failure_code: Option<FailureCode>,
     created_at: i64,
     updated_at: i64,
     checkpoint: Option<String>,
@@ -32,9 +35,8 @@ impl JobRow {
         Ok(JobRecord {
             id: self.id,
             key: JobKey {
-                forge: self.forge,
-                repo: self.repo,
-                issue_number: issue_number(self.issue_number)?,
+                repo: RepoKey::new(self.forge, self.repo),
+                issue: self.issue_number,
             },
             state: self.state.parse()?,
             stage: self.stage,
@@ -53,10 +55,10 @@ impl JobRow {
 
 #[derive(sqlx::FromRow)]
 struct ClaimRow {
-    id: i64,
-    forge: String,
-    repo: String,
-    issue_number: i64,
+    id: JobId,
+    forge: ForgeKind,
+    repo: RepoPath,
+    issue_number: IssueNumber,
     stage: Option<String>,
     attempts: i64,
     checkpoint: Option<String>,
@@ -73,32 +75,59 @@ struct EventRow {
 #[derive(sqlx::FromRow)]
 struct DeliveryRow {
     id: String,
-    forge: String,
+    forge: ForgeKind,
     event: String,
     received_at: i64,
     payload: Vec<u8>,
-    job_id: Option<i64>,
+    job_id: Option<JobId>,
 }
 
 impl DeliveryRow {
     fn into_stored(self) -> Result<StoredDelivery, StoreError> {
         Ok(StoredDelivery {
-            delivery: Delivery {
-                id: self.id,
-                forge: self.forge,
-                event: self.event,
-                received_at: from_millis(self.received_at)?,
-                payload: self.payload,
-            },
+            id: self.id,
+            forge: self.forge,
+            event: self.event,
+            received_at: from_millis(self.received_at)?,
+            payload: self.payload,
             job_id: self.job_id,
         })
     }
 }
 
-fn issue_number(stored: i64) -> Result<u64, StoreError> {
-    u64::try_from(stored).map_err(|_| StoreError::Corrupt {
-        what: "issue number",
-        value: stored.to_string(),
+#[derive(sqlx::FromRow)]
+struct ParsedRow {
+    id: String,
+    parsed: Option<String>,
+}
+
+impl ParsedRow {
+    /// The delivery as the server read it; a row it has not read yet (recorded before
+    /// deliveries were stored parsed, and not yet read at start-up) is an error of the store.
+    fn into_parsed(self) -> Result<ParsedDelivery, StoreError> {
+        let Some(parsed) = self.parsed else {
+            return Err(StoreError::Corrupt {
+                what: "delivery without its parsed event",
+                value: self.id,
+            });
+        };
+        let parsed: BotEvent =
+            serde_json::from_str(&parsed).map_err(|error| StoreError::Corrupt {
+                what: "parsed delivery",
+                value: format!("{}: {error}", self.id),
+            })?;
+        Ok(ParsedDelivery {
+            id: self.id,
+            parsed,
+        })
+    }
+}
+
+/// The `deliveries.parsed` column of `delivery`: its event as JSON.
+pub(super) fn parsed_column(delivery: &Delivery) -> Result<String, StoreError> {
+    serde_json::to_string(&delivery.parsed).map_err(|error| StoreError::Corrupt {
+        what: "event to record",
+        value: format!("{}: {error}", delivery.id),
     })
 }
 
@@ -119,6 +148,7 @@ const ACTIVE: &str = "state IN ('queued', 'running')";
 const JOB_COLUMNS: &str = "id, forge, repo, issue_number, state, stage, attempts, run_after, lease_owner, \
      lease_until, last_error, failure_code, created_at, updated_at, checkpoint, report_due";
 const DELIVERY_COLUMNS: &str = "id, forge, event, received_at, payload, job_id";
+const PARSED_COLUMNS: &str = "id, parsed";
 
 macro_rules! dialect {
     ($name:ident, $Db:ty, $begin_write:literal, $claim_lock:literal) => {
@@ -141,7 +171,7 @@ macro_rules! dialect {
 
             async fn append_event(
                 conn: &mut <Db as sqlx::Database>::Connection,
-                job: i64,
+                job: JobId,
                 stage: &str,
                 message: &str,
                 now: DateTime<Utc>,
@@ -179,14 +209,15 @@ macro_rules! dialect {
                 (now, run_after): (DateTime<Utc>, DateTime<Utc>),
             ) -> Result<EnqueueOutcome, StoreError> {
                 let inserted = sqlx::query(
-                    "INSERT INTO deliveries (id, forge, event, received_at, payload) VALUES ($1, $2, $3, $4, $5) \
-                     ON CONFLICT (id) DO NOTHING",
+                    "INSERT INTO deliveries (id, forge, event, received_at, payload, parsed) \
+                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING",
                 )
                 .bind(&delivery.id)
-                .bind(&delivery.forge)
+                .bind(delivery.forge)
                 .bind(&delivery.event)
                 .bind(to_millis(delivery.received_at))
                 .bind(&delivery.payload)
+                .bind(parsed_column(delivery)?)
                 .execute(&mut *conn)
                 .await
                 .map_err(db("could not record the delivery"))?;
@@ -194,14 +225,14 @@ macro_rules! dialect {
                     return Ok(EnqueueOutcome::DuplicateDelivery);
                 }
                 let dedupe_key = key.dedupe_key();
-                let new_job: Option<(i64,)> = sqlx::query_as(
+                let new_job: Option<(JobId,)> = sqlx::query_as(
                     "INSERT INTO jobs (forge, repo, issue_number, dedupe_key, state, attempts, run_after, \
                      created_at, updated_at, origin_delivery) VALUES ($1, $2, $3, $4, 'queued', 0, $7, $5, $5, $6) \
                      ON CONFLICT (dedupe_key) DO NOTHING RETURNING id",
                 )
-                .bind(&key.forge)
-                .bind(&key.repo)
-                .bind(issue_column(key))
+                .bind(key.repo.forge)
+                .bind(&key.repo.path)
+                .bind(key.issue)
                 .bind(&dedupe_key)
                 .bind(to_millis(now))
                 .bind(&delivery.id)
@@ -215,7 +246,7 @@ macro_rules! dialect {
                         (EnqueueOutcome::NewJob(id), id)
                     }
                     None => {
-                        let (id,): (i64,) = sqlx::query_as(&format!(
+                        let (id,): (JobId,) = sqlx::query_as(&format!(
                             "SELECT id FROM jobs WHERE dedupe_key = $1 AND {ACTIVE}"
                         ))
                         .bind(&dedupe_key)
@@ -242,7 +273,7 @@ macro_rules! dialect {
             ) -> Result<Option<ClaimedJob>, StoreError> {
                 let mut tx = begin_write(pool).await?;
                 // The runnable job first, locked, with what held it (a lease that ran out is a takeover).
-                let candidate: Option<(i64, String, Option<String>)> = sqlx::query_as(concat!(
+                let candidate: Option<(JobId, String, Option<String>)> = sqlx::query_as(concat!(
                     "SELECT id, state, lease_owner FROM jobs \
                      WHERE (state = 'queued' AND run_after <= $1) OR (state = 'running' AND lease_until <= $1) \
                      OR (state = 'failed' AND report_due <= $1) \
@@ -280,9 +311,8 @@ macro_rules! dialect {
                 Ok(Some(ClaimedJob {
                     id: row.id,
                     key: JobKey {
-                        forge: row.forge,
-                        repo: row.repo,
-                        issue_number: issue_number(row.issue_number)?,
+                        repo: RepoKey::new(row.forge, row.repo),
+                        issue: row.issue_number,
                     },
                     stage: row.stage,
                     attempts,
@@ -296,7 +326,7 @@ macro_rules! dialect {
             /// Checks inside `tx` that `owner` still holds a live lease on `job`, locking the row.
             async fn hold_lease(
                 tx: &mut Transaction<'static, Db>,
-                job: i64,
+                job: JobId,
                 owner: &str,
                 now: DateTime<Utc>,
             ) -> Result<i64, StoreError> {
@@ -319,7 +349,7 @@ macro_rules! dialect {
 
             pub(in crate::store) async fn renew(
                 pool: &Pool<Db>,
-                job: i64,
+                job: JobId,
                 owner: &str,
                 until: DateTime<Utc>,
                 now: DateTime<Utc>,
@@ -337,7 +367,7 @@ macro_rules! dialect {
 
             pub(in crate::store) async fn record_stage(
                 pool: &Pool<Db>,
-                job: i64,
+                job: JobId,
                 owner: &str,
                 stage: &str,
                 message: &str,
@@ -357,7 +387,7 @@ macro_rules! dialect {
 
             pub(in crate::store) async fn save_checkpoint(
                 pool: &Pool<Db>,
-                job: i64,
+                job: JobId,
                 owner: &str,
                 checkpoint: &str,
                 now: DateTime<Utc>,
@@ -375,17 +405,17 @@ macro_rules! dialect {
 
             pub(in crate::store) async fn finish(
                 pool: &Pool<Db>,
-                job: i64,
+                job: JobId,
                 owner: &str,
                 outcome: &Finish,
                 seen: Option<&[String]>,
                 now: DateTime<Utc>,
-            ) -> Result<Option<i64>, StoreError> {
+            ) -> Result<Option<JobId>, StoreError> {
                 let mut tx = begin_write(pool).await?;
                 hold_lease(&mut tx, job, owner, now).await?;
                 let (state, code, error) = match outcome {
                     Finish::Succeeded => (JobState::Succeeded, None, None),
-                    Finish::Failed { code, error } => (JobState::Failed, Some(code.as_str()), Some(error.as_str())),
+                    Finish::Failed { code, error } => (JobState::Failed, Some(*code), Some(error.as_str())),
                 };
                 sqlx::query(
                     "UPDATE jobs SET state = $2, dedupe_key = NULL, lease_owner = NULL, lease_until = NULL, \
@@ -416,10 +446,10 @@ macro_rules! dialect {
             /// looked (`seen` are the ones it handled) go to a new queued job for the same key.
             async fn follow_up(
                 tx: &mut Transaction<'static, Db>,
-                job: i64,
+                job: JobId,
                 seen: &[String],
                 now: DateTime<Utc>,
-            ) -> Result<Option<i64>, StoreError> {
+            ) -> Result<Option<JobId>, StoreError> {
                 let linked: Vec<(String, String)> = sqlx::query_as(
                     "SELECT id, event FROM deliveries WHERE job_id = $1 ORDER BY received_at, id",
                 )
@@ -434,7 +464,7 @@ macro_rules! dialect {
                 let Some((origin, origin_event)) = unseen.first().cloned() else {
                     return Ok(None);
                 };
-                let (id,): (i64,) = sqlx::query_as(
+                let (id,): (JobId,) = sqlx::query_as(
                     "INSERT INTO jobs (forge, repo, issue_number, dedupe_key, state, attempts, run_after, \
                      created_at, updated_at, origin_delivery) \
                      SELECT forge, repo, issue_number, forge || ':' || repo || ':' || CAST(issue_number AS TEXT), \
@@ -467,9 +497,9 @@ macro_rules! dialect {
             #[allow(clippy::too_many_arguments)]
             pub(in crate::store) async fn finish_unreported(
                 pool: &Pool<Db>,
-                job: i64,
+                job: JobId,
                 owner: &str,
-                code: &str,
+                code: FailureCode,
                 error: &str,
                 why: &str,
                 max_tries: u32,
@@ -511,7 +541,7 @@ macro_rules! dialect {
 
             pub(in crate::store) async fn retry_later(
                 pool: &Pool<Db>,
-                job: i64,
+                job: JobId,
                 owner: &str,
                 error: &str,
                 not_before: Option<DateTime<Utc>>,
@@ -543,12 +573,12 @@ macro_rules! dialect {
             pub(in crate::store) async fn release(
                 pool: &Pool<Db>,
                 owner: &str,
-                job: Option<i64>,
+                job: Option<JobId>,
                 why: &str,
                 now: DateTime<Utc>,
-            ) -> Result<Vec<i64>, StoreError> {
+            ) -> Result<Vec<JobId>, StoreError> {
                 let mut tx = begin_write(pool).await?;
-                let released: Vec<(i64,)> = sqlx::query_as(
+                let released: Vec<(JobId,)> = sqlx::query_as(
                     "UPDATE jobs SET state = 'queued', run_after = $2, lease_owner = NULL, lease_until = NULL, \
                      attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, updated_at = $2 \
                      WHERE state = 'running' AND lease_owner = $1 AND ($3 IS NULL OR id = $3) RETURNING id",
@@ -612,10 +642,10 @@ macro_rules! dialect {
                     query = query.bind(state.as_str());
                 }
                 if let Some(repo) = &filter.repo {
-                    query = query.bind(repo.as_str());
+                    query = query.bind(repo);
                 }
                 if let Some(key) = &filter.issue {
-                    query = query.bind(key.forge.as_str()).bind(key.repo.as_str()).bind(issue_column(key));
+                    query = query.bind(key.repo.forge).bind(&key.repo.path).bind(key.issue);
                 }
                 if let Some(before) = filter.before {
                     query = query.bind(before);
@@ -645,15 +675,15 @@ macro_rules! dialect {
             }
 
             /// Every repository with a job, in name order (the first 500).
-            pub(in crate::store) async fn job_repos(pool: &Pool<Db>) -> Result<Vec<String>, StoreError> {
-                let rows: Vec<(String,)> = sqlx::query_as("SELECT DISTINCT repo FROM jobs ORDER BY repo LIMIT 500")
+            pub(in crate::store) async fn job_repos(pool: &Pool<Db>) -> Result<Vec<RepoPath>, StoreError> {
+                let rows: Vec<(RepoPath,)> = sqlx::query_as("SELECT DISTINCT repo FROM jobs ORDER BY repo LIMIT 500")
                     .fetch_all(pool)
                     .await
                     .map_err(db("could not list the repositories"))?;
                 Ok(rows.into_iter().map(|(repo,)| repo).collect())
             }
 
-            pub(in crate::store) async fn job_show(pool: &Pool<Db>, job: i64) -> Result<JobDetail, StoreError> {
+            pub(in crate::store) async fn job_show(pool: &Pool<Db>, job: JobId) -> Result<JobDetail, StoreError> {
                 let row: Option<JobRow> = sqlx::query_as(&format!("SELECT {JOB_COLUMNS} FROM jobs WHERE id = $1"))
                     .bind(job)
                     .fetch_optional(pool)
@@ -694,14 +724,27 @@ macro_rules! dialect {
                 row.map(DeliveryRow::into_stored).transpose()
             }
 
+            pub(in crate::store) async fn parsed_delivery(
+                pool: &Pool<Db>,
+                id: &str,
+            ) -> Result<Option<ParsedDelivery>, StoreError> {
+                let row: Option<ParsedRow> =
+                    sqlx::query_as(&format!("SELECT {PARSED_COLUMNS} FROM deliveries WHERE id = $1"))
+                        .bind(id)
+                        .fetch_optional(pool)
+                        .await
+                        .map_err(db("could not read the delivery"))?;
+                row.map(ParsedRow::into_parsed).transpose()
+            }
+
             /// The delivery that created `job` or, for a job from before origins were recorded,
             /// the earliest one linked to it.
             pub(in crate::store) async fn job_delivery(
                 pool: &Pool<Db>,
-                job: i64,
-            ) -> Result<Option<Delivery>, StoreError> {
-                let row: Option<DeliveryRow> = sqlx::query_as(&format!(
-                    "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE job_id = $1 \
+                job: JobId,
+            ) -> Result<Option<ParsedDelivery>, StoreError> {
+                let row: Option<ParsedRow> = sqlx::query_as(&format!(
+                    "SELECT {PARSED_COLUMNS} FROM deliveries WHERE job_id = $1 \
                      ORDER BY CASE WHEN id = (SELECT origin_delivery FROM jobs WHERE id = $1) THEN 0 ELSE 1 END, \
                      received_at, id LIMIT 1"
                 ))
@@ -709,28 +752,28 @@ macro_rules! dialect {
                 .fetch_optional(pool)
                 .await
                 .map_err(db("could not read the job's delivery"))?;
-                row.map(|row| Ok(row.into_stored()?.delivery)).transpose()
+                row.map(ParsedRow::into_parsed).transpose()
             }
 
             /// Every delivery linked to `job`, oldest first.
             pub(in crate::store) async fn job_deliveries(
                 pool: &Pool<Db>,
-                job: i64,
-            ) -> Result<Vec<Delivery>, StoreError> {
-                let rows: Vec<DeliveryRow> = sqlx::query_as(&format!(
-                    "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE job_id = $1 ORDER BY received_at, id"
+                job: JobId,
+            ) -> Result<Vec<ParsedDelivery>, StoreError> {
+                let rows: Vec<ParsedRow> = sqlx::query_as(&format!(
+                    "SELECT {PARSED_COLUMNS} FROM deliveries WHERE job_id = $1 ORDER BY received_at, id"
                 ))
                 .bind(job)
                 .fetch_all(pool)
                 .await
                 .map_err(db("could not read the job's deliveries"))?;
-                rows.into_iter().map(|row| Ok(row.into_stored()?.delivery)).collect()
+                rows.into_iter().map(ParsedRow::into_parsed).collect()
             }
 
             /// The ids of the deliveries linked to `job`, oldest first (no payloads).
             pub(in crate::store) async fn job_delivery_ids(
                 pool: &Pool<Db>,
-                job: i64,
+                job: JobId,
             ) -> Result<Vec<String>, StoreError> {
                 let rows: Vec<(String,)> = sqlx::query_as(
                     "SELECT id FROM deliveries WHERE job_id = $1 ORDER BY received_at, id",
@@ -740,6 +783,36 @@ macro_rules! dialect {
                 .await
                 .map_err(db("could not read the job's deliveries"))?;
                 Ok(rows.into_iter().map(|(id,)| id).collect())
+            }
+
+            /// Up to `limit` deliveries recorded before deliveries were stored parsed, oldest first.
+            pub(in crate::store) async fn unparsed_deliveries(
+                pool: &Pool<Db>,
+                limit: u32,
+            ) -> Result<Vec<StoredDelivery>, StoreError> {
+                let rows: Vec<DeliveryRow> = sqlx::query_as(&format!(
+                    "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE parsed IS NULL ORDER BY received_at, id LIMIT $1"
+                ))
+                .bind(i64::from(limit))
+                .fetch_all(pool)
+                .await
+                .map_err(db("could not read the deliveries not yet parsed"))?;
+                rows.into_iter().map(DeliveryRow::into_stored).collect()
+            }
+
+            /// Records what an earlier delivery asks, read from its payload once.
+            pub(in crate::store) async fn record_parsed(
+                pool: &Pool<Db>,
+                id: &str,
+                parsed: &str,
+            ) -> Result<(), StoreError> {
+                sqlx::query("UPDATE deliveries SET parsed = $2 WHERE id = $1")
+                    .bind(id)
+                    .bind(parsed)
+                    .execute(pool)
+                    .await
+                    .map_err(db("could not record a delivery's parsed event"))?;
+                Ok(())
             }
 
             pub(in crate::store) async fn record_change_request(
@@ -755,10 +828,10 @@ macro_rules! dialect {
                      ON CONFLICT (forge, repo, number) DO UPDATE SET issue_number = $4, branch = $5, url = $6, job_id = $7, \
                      state = 'open', head_repo = $9, head_clone_url = $10",
                 )
-                .bind(&record.key.forge)
-                .bind(&record.key.repo)
-                .bind(i64::try_from(record.number).unwrap_or(i64::MAX))
-                .bind(issue_column(&record.key))
+                .bind(record.key.repo.forge)
+                .bind(&record.key.repo.path)
+                .bind(IssueNumber(record.number))
+                .bind(record.key.issue)
                 .bind(&record.branch)
                 .bind(&record.url)
                 .bind(record.job)
@@ -775,34 +848,35 @@ macro_rules! dialect {
             /// issue `number` instead).
             pub(in crate::store) async fn change_request(
                 pool: &Pool<Db>,
-                forge: &str,
-                repo: &str,
+                repo: &RepoKey,
                 number: u64,
                 by_issue: bool,
             ) -> Result<Option<ChangeRequestRecord>, StoreError> {
                 let column = if by_issue { "issue_number" } else { "number" };
-                type Row = (i64, i64, String, String, i64, i64, Option<String>, Option<String>, Option<String>);
+                type Row = (
+                    IssueNumber, IssueNumber, String, String, JobId, i64, Option<String>, Option<String>, Option<String>,
+                );
                 let row: Option<Row> = sqlx::query_as(&format!(
                     "SELECT number, issue_number, branch, url, job_id, ci_repairs, ci_head, head_repo, head_clone_url \
                      FROM change_requests \
                      WHERE forge = $1 AND repo = $2 AND {column} = $3 ORDER BY created_at DESC, number DESC LIMIT 1"
                 ))
-                .bind(forge)
-                .bind(repo)
-                .bind(i64::try_from(number).unwrap_or(i64::MAX))
+                .bind(repo.forge)
+                .bind(&repo.path)
+                .bind(IssueNumber(number))
                 .fetch_optional(pool)
                 .await
                 .map_err(db("could not read the change request"))?;
                 row.map(|(number, issue, branch, url, job, ci_repairs, ci_head, head_repo, head_clone_url)| {
                     Ok(ChangeRequestRecord {
-                        key: JobKey::new(forge, repo, issue_number(issue)?),
-                        number: issue_number(number)?,
+                        key: JobKey { repo: repo.clone(), issue },
+                        number: number.0,
                         branch,
                         url,
                         job,
                         ci_repairs: attempts(ci_repairs)?,
                         ci_head,
-                        home: home_of(forge, head_repo, head_clone_url),
+                        home: home_of(repo.forge, head_repo, head_clone_url),
                     })
                 })
                 .transpose()
@@ -811,22 +885,20 @@ macro_rules! dialect {
             /// The open change requests autofix opened in `forge`/`repo`, by number.
             pub(in crate::store) async fn open_change_requests(
                 pool: &Pool<Db>,
-                forge: &str,
-                repo: &str,
+                repo: &RepoKey,
             ) -> Result<Vec<ChangeRequestRecord>, StoreError> {
-                let numbers: Vec<(i64,)> = sqlx::query_as(
+                let numbers: Vec<(IssueNumber,)> = sqlx::query_as(
                     "SELECT number FROM change_requests WHERE forge = $1 AND repo = $2 AND state = 'open' \
                      ORDER BY number",
                 )
-                .bind(forge)
-                .bind(repo)
+                .bind(repo.forge)
+                .bind(&repo.path)
                 .fetch_all(pool)
                 .await
                 .map_err(db("could not list the open change requests"))?;
                 let mut records = Vec::with_capacity(numbers.len());
                 for (number,) in numbers {
-                    let number = issue_number(number)?;
-                    if let Some(record) = change_request(pool, forge, repo, number, false).await? {
+                    if let Some(record) = change_request(pool, repo, number.0, false).await? {
                         records.push(record);
                     }
                 }
@@ -841,9 +913,9 @@ macro_rules! dialect {
                 sqlx::query(
                     "UPDATE change_requests SET state = 'closed' WHERE forge = $1 AND repo = $2 AND number = $3",
                 )
-                .bind(&record.key.forge)
-                .bind(&record.key.repo)
-                .bind(i64::try_from(record.number).unwrap_or(i64::MAX))
+                .bind(record.key.repo.forge)
+                .bind(&record.key.repo.path)
+                .bind(IssueNumber(record.number))
                 .execute(pool)
                 .await
                 .map_err(db("could not mark the change request closed"))?;
@@ -861,9 +933,9 @@ macro_rules! dialect {
                     "UPDATE change_requests SET ci_head = $4, ci_repairs = ci_repairs + $5 \
                      WHERE forge = $1 AND repo = $2 AND number = $3",
                 )
-                .bind(&record.key.forge)
-                .bind(&record.key.repo)
-                .bind(i64::try_from(record.number).unwrap_or(i64::MAX))
+                .bind(record.key.repo.forge)
+                .bind(&record.key.repo.path)
+                .bind(IssueNumber(record.number))
                 .bind(head)
                 .bind(i64::from(repaired))
                 .execute(pool)

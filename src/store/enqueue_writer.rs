@@ -14,7 +14,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use sqlx::sqlite::SqlitePool;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Delivery, EnqueueOutcome, JobKey, StoreError, db, dialect, issue_column, to_millis};
+use super::{Delivery, EnqueueOutcome, JobId, JobKey, StoreError, db, dialect, to_millis};
 
 /// The most requests one transaction takes; a larger backlog is served by the next ones.
 const MAX_BATCH: usize = 256;
@@ -219,9 +219,9 @@ fn enqueue_in(
         )
         .and_then(|mut statement| {
             statement.execute(params![
-                key.forge,
-                key.repo,
-                issue_column(key),
+                key.repo.forge,
+                key.repo.path,
+                key.issue,
                 dedupe_key,
                 now,
                 delivery.id,
@@ -230,7 +230,7 @@ fn enqueue_in(
         })
         .map_err(sqlite("could not enqueue the job"))?;
     let outcome = if created == 1 {
-        EnqueueOutcome::NewJob(conn.last_insert_rowid())
+        EnqueueOutcome::NewJob(JobId(conn.last_insert_rowid()))
     } else {
         let active = conn
             .prepare_cached(
@@ -238,7 +238,7 @@ fn enqueue_in(
             )
             .and_then(|mut statement| {
                 statement
-                    .query_row([&dedupe_key], |row| row.get(0))
+                    .query_row([&dedupe_key], |row| row.get(0).map(JobId))
                     .optional()
             })
             .map_err(sqlite("could not find the active job"))?;
@@ -254,9 +254,10 @@ fn enqueue_in(
         EnqueueOutcome::NewJob(id) | EnqueueOutcome::ActiveJobExists(id) => id,
         EnqueueOutcome::DuplicateDelivery => unreachable!("a duplicate returned above"),
     };
+    let parsed = dialect::parsed_column(delivery)?;
     conn.prepare_cached(
-        "INSERT INTO deliveries (id, forge, event, received_at, payload, job_id) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO deliveries (id, forge, event, received_at, payload, job_id, parsed) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )
     .and_then(|mut statement| {
         statement.execute(params![
@@ -265,7 +266,8 @@ fn enqueue_in(
             delivery.event,
             to_millis(delivery.received_at),
             delivery.payload,
-            job_id
+            job_id,
+            parsed
         ])
     })
     .map_err(sqlite("could not record the delivery"))?;

@@ -3,8 +3,15 @@
 
 mod dialect;
 mod enqueue_writer;
+mod keys;
+mod records;
 mod spend;
 
+pub use keys::{JobId, JobKey, RepoKey};
+pub use records::{
+    ChangeRequestRecord, ClaimedJob, Delivery, EnqueueOutcome, Finish, JobDetail, JobEvent,
+    JobFilter, JobRecord, JobState, ParsedDelivery, StoredDelivery,
+};
 pub use spend::{DaySpend, JobSpend, Spend, utc_day};
 
 use std::path::{Path, PathBuf};
@@ -13,7 +20,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 
-use crate::forge::{BranchHome, ForgeKind, IssueNumber, RepoRef};
+use crate::failure::FailureCode;
+use crate::forge::{BotEvent, RepoPath};
 use enqueue_writer::EnqueueWriter;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
@@ -41,9 +49,9 @@ pub enum StoreError {
     #[error(
         "job {job} is no longer leased to worker {owner:?} (its lease expired or another worker took it)"
     )]
-    LeaseLost { job: i64, owner: String },
+    LeaseLost { job: JobId, owner: String },
     #[error("job {0} does not exist")]
-    JobNotFound(i64),
+    JobNotFound(JobId),
     #[error(
         "database URL scheme {scheme:?} is not supported: use postgres://, postgresql://, sqlite: or a file path"
     )]
@@ -109,229 +117,6 @@ impl StoreError {
 
 pub(crate) fn db(context: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
     move |source| StoreError::Database { context, source }
-}
-
-/// A webhook delivery as it arrived: its id is GitHub's `X-GitHub-Delivery` or GitLab's `Idempotency-Key`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Delivery {
-    pub id: String,
-    pub forge: String,
-    pub event: String,
-    pub received_at: DateTime<Utc>,
-    pub payload: Vec<u8>,
-}
-
-/// A delivery read back from the store, with the job it started or joined (for `autofix replay`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredDelivery {
-    pub delivery: Delivery,
-    pub job_id: Option<i64>,
-}
-
-/// Which issue a job works on; at most one queued or running job exists per key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobKey {
-    pub forge: String,
-    pub repo: String,
-    pub issue_number: u64,
-}
-
-impl JobKey {
-    pub fn new(forge: &str, repo: &str, issue_number: u64) -> Self {
-        JobKey {
-            forge: forge.to_owned(),
-            repo: repo.to_owned(),
-            issue_number,
-        }
-    }
-
-    /// The key for `issue` of `repo`, with the forge named as in webhook routes (`github`, `gitlab`).
-    pub fn for_issue(repo: &RepoRef, issue: IssueNumber) -> Self {
-        let forge = match repo.forge {
-            ForgeKind::GitHub => "github",
-            ForgeKind::GitLab => "gitlab",
-        };
-        JobKey::new(forge, &repo.owner_path, issue.0)
-    }
-
-    /// `forge:repo:issue`, the value the `jobs.dedupe_key` unique column holds while the job is active.
-    pub fn dedupe_key(&self) -> String {
-        format!("{}:{}:{}", self.forge, self.repo, self.issue_number)
-    }
-}
-
-/// A pull/merge request autofix opened for an issue (the issue is `key`'s).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChangeRequestRecord {
-    pub key: JobKey,
-    /// GitHub's PR number, GitLab's MR iid.
-    pub number: u64,
-    pub branch: String,
-    pub url: String,
-    /// The job that opened it.
-    pub job: i64,
-    /// Repairs of failed checks pushed to it so far.
-    pub ci_repairs: u32,
-    /// The head commit whose failed checks were last dealt with.
-    pub ci_head: Option<String>,
-    /// Where its branch lives: every later push goes there.
-    pub home: BranchHome,
-}
-
-impl ChangeRequestRecord {
-    /// The `head_repo` and `head_clone_url` columns: both NULL for a branch of the repository.
-    fn home_columns(&self) -> (Option<&str>, Option<&str>) {
-        match &self.home {
-            BranchHome::Base => (None, None),
-            BranchHome::Fork(fork) => (Some(&fork.owner_path), Some(&fork.clone_url)),
-        }
-    }
-}
-
-/// The home the `head_repo` and `head_clone_url` columns of a change request of `forge` name.
-fn home_of(forge: &str, head_repo: Option<String>, head_clone_url: Option<String>) -> BranchHome {
-    match (head_repo, head_clone_url) {
-        (Some(owner_path), Some(clone_url)) => BranchHome::Fork(RepoRef {
-            forge: if forge == "gitlab" {
-                ForgeKind::GitLab
-            } else {
-                ForgeKind::GitHub
-            },
-            owner_path,
-            clone_url,
-            default_branch: None,
-        }),
-        _ => BranchHome::Base,
-    }
-}
-
-/// What recording a delivery did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EnqueueOutcome {
-    NewJob(i64),
-    DuplicateDelivery,
-    ActiveJobExists(i64),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobState {
-    Queued,
-    Running,
-    Succeeded,
-    Failed,
-}
-
-impl JobState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobState::Queued => "queued",
-            JobState::Running => "running",
-            JobState::Succeeded => "succeeded",
-            JobState::Failed => "failed",
-        }
-    }
-}
-
-impl FromStr for JobState {
-    type Err = StoreError;
-
-    fn from_str(value: &str) -> Result<Self, StoreError> {
-        match value {
-            "queued" => Ok(JobState::Queued),
-            "running" => Ok(JobState::Running),
-            "succeeded" => Ok(JobState::Succeeded),
-            "failed" => Ok(JobState::Failed),
-            other => Err(StoreError::Corrupt {
-                what: "job state",
-                value: other.to_owned(),
-            }),
-        }
-    }
-}
-
-/// A job a worker now holds a lease on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimedJob {
-    pub id: i64,
-    pub key: JobKey,
-    /// The last stage a previous attempt completed, so a reclaimed job can resume after it.
-    pub stage: Option<String>,
-    /// Claims so far, this one included.
-    pub attempts: u32,
-    pub lease_until: DateTime<Utc>,
-    /// What the last attempt saved with [`Store::save_checkpoint`], so this one skips work already done.
-    pub checkpoint: Option<String>,
-    /// The worker whose lease had run out when this claim took the job over (it crashed, or
-    /// stalled past its lease); `None` for a job that was waiting in the queue.
-    pub taken_over_from: Option<String>,
-    /// Why an earlier attempt stopped, as the last one that said so recorded it.
-    pub last_error: Option<String>,
-}
-
-/// How a job ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Finish {
-    Succeeded,
-    Failed { code: String, error: String },
-}
-
-/// One row of `jobs`, as `autofix jobs` lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobRecord {
-    pub id: i64,
-    pub key: JobKey,
-    pub state: JobState,
-    pub stage: Option<String>,
-    pub attempts: u32,
-    pub run_after: DateTime<Utc>,
-    pub lease_owner: Option<String>,
-    pub lease_until: Option<DateTime<Utc>>,
-    pub last_error: Option<String>,
-    pub failure_code: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    /// When a failed job's report, which the forge did not take, is tried again.
-    pub report_due: Option<DateTime<Utc>>,
-}
-
-impl JobRecord {
-    /// The failure code, and whether its report is still owed to the issue; `None` for no failure.
-    pub fn failure_label(&self) -> Option<String> {
-        let code = self.failure_code.as_ref()?;
-        Some(match self.report_due {
-            None => code.clone(),
-            Some(_) => format!("{code} (report owed)"),
-        })
-    }
-}
-
-/// Which jobs a page lists: newest first, optionally in one state, of one repository, or older
-/// than a job id (the next page).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct JobFilter {
-    pub state: Option<JobState>,
-    pub repo: Option<String>,
-    /// Only the jobs of this issue (its forge, repository and number).
-    pub issue: Option<JobKey>,
-    pub before: Option<i64>,
-    pub limit: u32,
-}
-
-/// One entry of a job's history.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobEvent {
-    pub at: DateTime<Utc>,
-    pub stage: String,
-    pub message: String,
-}
-
-/// A job with its whole history, oldest event first.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobDetail {
-    pub job: JobRecord,
-    /// The worker's last saved checkpoint, if any.
-    pub checkpoint: Option<String>,
-    pub events: Vec<JobEvent>,
 }
 
 /// How long the retry after `attempts` claims waits: doubling from [`RETRY_BASE`], capped at [`RETRY_CAP`].
@@ -532,7 +317,7 @@ impl Store {
     /// Extends `owner`'s lease on `job` to `now + lease`; fails with `LeaseLost` once it expired or moved.
     pub async fn renew(
         &self,
-        job: i64,
+        job: JobId,
         owner: &str,
         lease: Duration,
         now: DateTime<Utc>,
@@ -551,7 +336,7 @@ impl Store {
     /// not counted (a draining worker stopped it between two stages). Whether it was released.
     pub async fn release(
         &self,
-        job: i64,
+        job: JobId,
         owner: &str,
         why: &str,
         now: DateTime<Utc>,
@@ -567,17 +352,17 @@ impl Store {
         owner: &str,
         why: &str,
         now: DateTime<Utc>,
-    ) -> Result<Vec<i64>, StoreError> {
+    ) -> Result<Vec<JobId>, StoreError> {
         self.release_where(owner, None, why, now).await
     }
 
     async fn release_where(
         &self,
         owner: &str,
-        job: Option<i64>,
+        job: Option<JobId>,
         why: &str,
         now: DateTime<Utc>,
-    ) -> Result<Vec<i64>, StoreError> {
+    ) -> Result<Vec<JobId>, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => {
                 dialect::sqlite::release(pool, owner, job, why, now).await
@@ -589,7 +374,7 @@ impl Store {
     /// Marks `stage` completed on `job` and appends `message` to its history.
     pub async fn record_stage(
         &self,
-        job: i64,
+        job: JobId,
         owner: &str,
         stage: &str,
         message: &str,
@@ -609,7 +394,7 @@ impl Store {
     /// lease like [`Store::record_stage`].
     pub async fn save_checkpoint(
         &self,
-        job: i64,
+        job: JobId,
         owner: &str,
         checkpoint: &str,
         now: DateTime<Utc>,
@@ -627,7 +412,7 @@ impl Store {
     /// Ends `job` for good and frees its dedupe key, so a later label starts a new job.
     pub async fn finish(
         &self,
-        job: i64,
+        job: JobId,
         owner: &str,
         outcome: &Finish,
         now: DateTime<Utc>,
@@ -642,24 +427,24 @@ impl Store {
     /// to a new queued job for the same issue, whose id is returned.
     pub async fn finish_and_follow_up(
         &self,
-        job: i64,
+        job: JobId,
         owner: &str,
         outcome: &Finish,
         seen: &[String],
         now: DateTime<Utc>,
-    ) -> Result<Option<i64>, StoreError> {
+    ) -> Result<Option<JobId>, StoreError> {
         self.finish_where(job, owner, outcome, Some(seen), now)
             .await
     }
 
     async fn finish_where(
         &self,
-        job: i64,
+        job: JobId,
         owner: &str,
         outcome: &Finish,
         seen: Option<&[String]>,
         now: DateTime<Utc>,
-    ) -> Result<Option<i64>, StoreError> {
+    ) -> Result<Option<JobId>, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => {
                 dialect::sqlite::finish(pool, job, owner, outcome, seen, now).await
@@ -670,8 +455,8 @@ impl Store {
         }
     }
 
-    /// Every delivery that created or joined `job`, oldest first.
-    pub async fn job_deliveries(&self, job: i64) -> Result<Vec<Delivery>, StoreError> {
+    /// Every delivery that created or joined `job`, oldest first, as the server read them.
+    pub async fn job_deliveries(&self, job: JobId) -> Result<Vec<ParsedDelivery>, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => {
                 dialect::sqlite::job_deliveries(pool, job).await
@@ -682,7 +467,7 @@ impl Store {
 
     /// The ids of the deliveries linked to `job`, oldest first: what a running job checks often,
     /// without reading payloads.
-    pub async fn job_delivery_ids(&self, job: i64) -> Result<Vec<String>, StoreError> {
+    pub async fn job_delivery_ids(&self, job: JobId) -> Result<Vec<String>, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => {
                 dialect::sqlite::job_delivery_ids(pool, job).await
@@ -725,19 +510,16 @@ impl Store {
         }
     }
 
-    /// Every change request autofix opened in `forge`/`repo` that no job has found closed.
+    /// Every change request autofix opened in `repo` that no job has found closed.
     pub async fn open_change_requests(
         &self,
-        forge: &str,
-        repo: &str,
+        repo: &RepoKey,
     ) -> Result<Vec<ChangeRequestRecord>, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::open_change_requests(pool, forge, repo).await
+                dialect::sqlite::open_change_requests(pool, repo).await
             }
-            Store::Postgres(pool) => {
-                dialect::postgres::open_change_requests(pool, forge, repo).await
-            }
+            Store::Postgres(pool) => dialect::postgres::open_change_requests(pool, repo).await,
         }
     }
 
@@ -754,14 +536,13 @@ impl Store {
         }
     }
 
-    /// The change request autofix opened as `number` in `forge`/`repo`, if it did.
+    /// The change request autofix opened as `number` in `repo`, if it did.
     pub async fn change_request(
         &self,
-        forge: &str,
-        repo: &str,
+        repo: &RepoKey,
         number: u64,
     ) -> Result<Option<ChangeRequestRecord>, StoreError> {
-        self.change_request_where(forge, repo, number, false).await
+        self.change_request_where(repo, number, false).await
     }
 
     /// The newest change request autofix opened for `key`'s issue, if any.
@@ -769,23 +550,22 @@ impl Store {
         &self,
         key: &JobKey,
     ) -> Result<Option<ChangeRequestRecord>, StoreError> {
-        self.change_request_where(&key.forge, &key.repo, key.issue_number, true)
+        self.change_request_where(&key.repo, key.issue.0, true)
             .await
     }
 
     async fn change_request_where(
         &self,
-        forge: &str,
-        repo: &str,
+        repo: &RepoKey,
         number: u64,
         by_issue: bool,
     ) -> Result<Option<ChangeRequestRecord>, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::change_request(pool, forge, repo, number, by_issue).await
+                dialect::sqlite::change_request(pool, repo, number, by_issue).await
             }
             Store::Postgres(pool) => {
-                dialect::postgres::change_request(pool, forge, repo, number, by_issue).await
+                dialect::postgres::change_request(pool, repo, number, by_issue).await
             }
         }
     }
@@ -795,9 +575,9 @@ impl Store {
     #[allow(clippy::too_many_arguments)]
     pub async fn finish_unreported(
         &self,
-        job: i64,
+        job: JobId,
         owner: &str,
-        code: &str,
+        code: FailureCode,
         error: &str,
         why: &str,
         max_tries: u32,
@@ -823,7 +603,7 @@ impl Store {
     /// when that is later (a rate limit's reset); returns when it may run again.
     pub async fn retry_later(
         &self,
-        job: i64,
+        job: JobId,
         owner: &str,
         error: &str,
         not_before: Option<DateTime<Utc>>,
@@ -872,14 +652,14 @@ impl Store {
     }
 
     /// Every repository with a job, in name order.
-    pub async fn job_repos(&self) -> Result<Vec<String>, StoreError> {
+    pub async fn job_repos(&self) -> Result<Vec<RepoPath>, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => dialect::sqlite::job_repos(pool).await,
             Store::Postgres(pool) => dialect::postgres::job_repos(pool).await,
         }
     }
 
-    pub async fn job_show(&self, job: i64) -> Result<JobDetail, StoreError> {
+    pub async fn job_show(&self, job: JobId) -> Result<JobDetail, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => dialect::sqlite::job_show(pool, job).await,
             Store::Postgres(pool) => dialect::postgres::job_show(pool, job).await,
@@ -894,13 +674,48 @@ impl Store {
         }
     }
 
-    /// The delivery that created `job` (whose payload the worker re-reads); `None` for an unknown job.
-    pub async fn job_delivery(&self, job: i64) -> Result<Option<Delivery>, StoreError> {
+    /// The delivery recorded under `id` as the server read it, if any.
+    pub async fn parsed_delivery(&self, id: &str) -> Result<Option<ParsedDelivery>, StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::parsed_delivery(pool, id).await
+            }
+            Store::Postgres(pool) => dialect::postgres::parsed_delivery(pool, id).await,
+        }
+    }
+
+    /// The delivery that created `job`, as the server read it; `None` for an unknown job.
+    pub async fn job_delivery(&self, job: JobId) -> Result<Option<ParsedDelivery>, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => {
                 dialect::sqlite::job_delivery(pool, job).await
             }
             Store::Postgres(pool) => dialect::postgres::job_delivery(pool, job).await,
+        }
+    }
+
+    /// Up to `limit` deliveries recorded before deliveries were stored parsed, oldest first: what
+    /// `autofix serve` reads once at start-up (see [`Store::record_parsed`]).
+    pub async fn unparsed_deliveries(&self, limit: u32) -> Result<Vec<StoredDelivery>, StoreError> {
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::unparsed_deliveries(pool, limit).await
+            }
+            Store::Postgres(pool) => dialect::postgres::unparsed_deliveries(pool, limit).await,
+        }
+    }
+
+    /// Records what the earlier delivery `id` asks, read from its payload once.
+    pub async fn record_parsed(&self, id: &str, parsed: &BotEvent) -> Result<(), StoreError> {
+        let parsed = serde_json::to_string(parsed).map_err(|error| StoreError::Corrupt {
+            what: "event to record",
+            value: format!("{id}: {error}"),
+        })?;
+        match self {
+            Store::Sqlite(SqliteStore { pool, .. }) => {
+                dialect::sqlite::record_parsed(pool, id, &parsed).await
+            }
+            Store::Postgres(pool) => dialect::postgres::record_parsed(pool, id, &parsed).await,
         }
     }
 
@@ -931,11 +746,6 @@ pub(crate) fn lease_end(now: DateTime<Utc>, lease: Duration) -> DateTime<Utc> {
         .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
-pub(crate) fn issue_column(key: &JobKey) -> i64 {
-    // Issue numbers are small positive integers on both forges; saturate rather than wrap.
-    i64::try_from(key.issue_number).unwrap_or(i64::MAX)
-}
-
 pub(crate) fn to_millis(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis()
 }
@@ -952,14 +762,18 @@ pub(crate) fn from_millis(millis: i64) -> Result<DateTime<Utc>, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::forge::ForgeKind;
 
     fn delivery(id: &str, payload: &[u8]) -> Delivery {
         Delivery {
             id: id.to_owned(),
-            forge: "github".to_owned(),
+            forge: ForgeKind::GitHub,
             event: "issues".to_owned(),
             received_at: from_millis(1_700_000_000_000).unwrap(),
             payload: payload.to_vec(),
+            parsed: BotEvent::Ignored {
+                reason: "a test delivery".into(),
+            },
         }
     }
 
@@ -969,7 +783,7 @@ mod tests {
         let store = Store::open_sqlite(&dir.path().join("autofix.db"))
             .await
             .unwrap();
-        let key = JobKey::new("github", "octo/hello", 7);
+        let key = JobKey::new(ForgeKind::GitHub, "octo/hello", 7);
         let now = from_millis(1_700_000_000_000).unwrap();
 
         let first = store
@@ -991,7 +805,7 @@ mod tests {
         assert_eq!(joined, EnqueueOutcome::ActiveJobExists(job));
 
         let stored = store.delivery("d-1").await.unwrap().unwrap();
-        assert_eq!(stored.delivery.payload, b"{\"n\":1}");
+        assert_eq!(stored.payload, b"{\"n\":1}");
         assert_eq!(stored.job_id, Some(job));
     }
 }

@@ -5,12 +5,12 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use super::{JobKey, SqliteStore, Store, StoreError, db, to_millis};
+use super::{JobId, JobKey, RepoKey, SqliteStore, Store, StoreError, db, to_millis};
 
 /// One job run's spend.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spend {
-    pub job: i64,
+    pub job: JobId,
     pub model: String,
     pub usd: f64,
     /// The model had a known price.
@@ -52,8 +52,8 @@ macro_rules! spend_dialect {
                     "INSERT INTO llm_spend (forge, repo, day, job_id, model, usd, priced, recorded_at) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 )
-                .bind(&key.forge)
-                .bind(&key.repo)
+                .bind(key.repo.forge)
+                .bind(&key.repo.path)
                 .bind(utc_day(now))
                 .bind(spend.job)
                 .bind(&spend.model)
@@ -68,16 +68,15 @@ macro_rules! spend_dialect {
 
             pub(super) async fn day(
                 pool: &Pool<$Db>,
-                forge: &str,
-                repo: &str,
+                repo: &RepoKey,
                 day: &str,
             ) -> Result<DaySpend, StoreError> {
                 let (repository_usd, all_usd): (f64, f64) = sqlx::query_as(
                     "SELECT COALESCE(SUM(CASE WHEN forge = $1 AND repo = $2 THEN usd ELSE 0.0 END), 0.0), \
                      COALESCE(SUM(usd), 0.0) FROM llm_spend WHERE day = $3",
                 )
-                .bind(forge)
-                .bind(repo)
+                .bind(repo.forge)
+                .bind(&repo.path)
                 .bind(day)
                 .fetch_one(pool)
                 .await
@@ -90,10 +89,10 @@ macro_rules! spend_dialect {
 
             pub(super) async fn jobs(
                 pool: &Pool<$Db>,
-                first: i64,
-                last: i64,
-            ) -> Result<HashMap<i64, JobSpend>, StoreError> {
-                let rows: Vec<(i64, f64, i64)> = sqlx::query_as(
+                first: JobId,
+                last: JobId,
+            ) -> Result<HashMap<JobId, JobSpend>, StoreError> {
+                let rows: Vec<(JobId, f64, i64)> = sqlx::query_as(
                     "SELECT job_id, COALESCE(SUM(usd), 0.0), MIN(priced) FROM llm_spend \
                      WHERE job_id >= $1 AND job_id <= $2 GROUP BY job_id",
                 )
@@ -120,10 +119,10 @@ macro_rules! spend_dialect {
                     "INSERT INTO spend_notices (forge, repo, day, issue_number, at) VALUES ($1, $2, $3, $4, $5) \
                      ON CONFLICT (forge, repo, day) DO NOTHING",
                 )
-                .bind(&key.forge)
-                .bind(&key.repo)
+                .bind(key.repo.forge)
+                .bind(&key.repo.path)
                 .bind(utc_day(now))
-                .bind(i64::try_from(key.issue_number).unwrap_or(i64::MAX))
+                .bind(key.issue)
                 .bind(to_millis(now))
                 .execute(pool)
                 .await
@@ -151,22 +150,21 @@ impl Store {
         }
     }
 
-    /// What was spent on `forge`/`repo`, and on every repository, on `now`'s UTC day.
+    /// What was spent on `repo`, and on every repository, on `now`'s UTC day.
     pub async fn day_spend(
         &self,
-        forge: &str,
-        repo: &str,
+        repo: &RepoKey,
         now: DateTime<Utc>,
     ) -> Result<DaySpend, StoreError> {
         let day = utc_day(now);
         match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => sqlite::day(pool, forge, repo, &day).await,
-            Store::Postgres(pool) => postgres::day(pool, forge, repo, &day).await,
+            Store::Sqlite(SqliteStore { pool, .. }) => sqlite::day(pool, repo, &day).await,
+            Store::Postgres(pool) => postgres::day(pool, repo, &day).await,
         }
     }
 
     /// What each job of `jobs` spent (a job that spent nothing is left out).
-    pub async fn jobs_spend(&self, jobs: &[i64]) -> Result<HashMap<i64, JobSpend>, StoreError> {
+    pub async fn jobs_spend(&self, jobs: &[JobId]) -> Result<HashMap<JobId, JobSpend>, StoreError> {
         let (Some(first), Some(last)) = (jobs.iter().min(), jobs.iter().max()) else {
             return Ok(HashMap::new());
         };
@@ -179,7 +177,7 @@ impl Store {
     }
 
     /// What `job` spent over all its runs.
-    pub async fn job_spend(&self, job: i64) -> Result<JobSpend, StoreError> {
+    pub async fn job_spend(&self, job: JobId) -> Result<JobSpend, StoreError> {
         Ok(self
             .jobs_spend(&[job])
             .await?

@@ -95,10 +95,7 @@ async fn issue_state(
     }
     let open = forge.open_change_requests(repo).await?;
     let ours = own.open_change_requests(store, repo, open).await?;
-    if let Some((existing, _)) = ours
-        .iter()
-        .find(|(_, record)| record.key.issue_number == issue.0)
-    {
+    if let Some((existing, _)) = ours.iter().find(|(_, record)| record.key.issue == issue) {
         return Ok(Verdict::Refuse(Refusal::AlreadyOpen {
             url: existing.url.clone(),
         }));

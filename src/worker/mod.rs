@@ -21,7 +21,7 @@ use crate::forge::{Forge, ForgeError, ForgeKind, ForgeUser};
 use crate::git::{Identity, MirrorCache};
 use crate::llm::LlmProvider;
 use crate::redact::Redactor;
-use crate::store::{ClaimedJob, Finish, Store, StoreError};
+use crate::store::{ClaimedJob, Finish, JobId, Store, StoreError};
 use crate::telemetry::{MeteredStages, Stages, Telemetry};
 
 pub use job::{JobEnd, JobFacts};
@@ -167,7 +167,7 @@ impl WorkerContext {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Turn {
     /// A job was claimed and run (to an end, or back to the queue).
-    Ran(i64),
+    Ran(JobId),
     /// Nothing is runnable now.
     Idle,
 }
@@ -182,10 +182,10 @@ pub async fn run_one(ctx: &Arc<WorkerContext>, owner: &str) -> Result<Turn, Stor
     let key = &claimed.key;
     let span = tracing::info_span!(
         "job",
-        id,
-        forge = %key.forge,
-        repo = %key.repo,
-        issue = key.issue_number
+        id = id.0,
+        forge = %key.repo.forge,
+        repo = %key.repo.path,
+        issue = key.issue.0
     );
     async {
         match &claimed.taken_over_from {
@@ -258,7 +258,7 @@ fn panic_text(error: tokio::task::JoinError) -> String {
 /// other (a comment that arrived while it ran) to a follow-up job in the same transaction.
 async fn record_end(
     ctx: &WorkerContext,
-    id: i64,
+    id: JobId,
     owner: &str,
     end: JobEnd,
     seen: &[String],
@@ -270,7 +270,7 @@ async fn record_end(
             match finish {
                 Finish::Succeeded => tracing::info!("job succeeded"),
                 Finish::Failed { code, error } => {
-                    tracing::info!(code, error, "job ended without a change")
+                    tracing::info!(code = code.as_str(), error, "job ended without a change")
                 }
             }
             if seen.is_empty() {
@@ -282,7 +282,7 @@ async fn record_end(
                     .await;
                 if let Ok(Some(next)) = &follow_up {
                     tracing::info!(
-                        follow_up = next,
+                        follow_up = next.0,
                         "deliveries that came while the job ran start a follow-up job"
                     );
                 }
@@ -291,14 +291,14 @@ async fn record_end(
         }
         JobEnd::FailedUnreported { code, error, why } => {
             tracing::warn!(
-                code,
+                code = code.as_str(),
                 error,
                 why,
                 "job failed and its report could not be posted"
             );
             let max_tries = ctx.settings.max_attempts;
             ctx.store
-                .finish_unreported(id, owner, code, error, why, max_tries, now)
+                .finish_unreported(id, owner, *code, error, why, max_tries, now)
                 .await
                 .map(drop)
         }
@@ -337,7 +337,7 @@ fn count_end(telemetry: &Telemetry, end: &JobEnd) {
     match end {
         JobEnd::Finished(Finish::Succeeded) => telemetry.job_finished("succeeded", None),
         JobEnd::Finished(Finish::Failed { code, .. }) | JobEnd::FailedUnreported { code, .. } => {
-            telemetry.job_finished("failed", Some(code))
+            telemetry.job_finished("failed", Some(code.as_str()))
         }
         JobEnd::RetryLater { .. } => telemetry.job_finished("retry", None),
         JobEnd::Released => telemetry.job_finished("released", None),
@@ -345,7 +345,10 @@ fn count_end(telemetry: &Telemetry, end: &JobEnd) {
 }
 
 /// Runs jobs until none is runnable (tests and `autofix serve --once`-like callers).
-pub async fn run_until_idle(ctx: &Arc<WorkerContext>, owner: &str) -> Result<Vec<i64>, StoreError> {
+pub async fn run_until_idle(
+    ctx: &Arc<WorkerContext>,
+    owner: &str,
+) -> Result<Vec<JobId>, StoreError> {
     let mut ran = Vec::new();
     while let Turn::Ran(id) = run_one(ctx, owner).await? {
         ran.push(id);
@@ -405,7 +408,7 @@ pub async fn run_pool(ctx: Arc<WorkerContext>, wake: Arc<Notify>, stop: watch::R
 
 /// Puts back in the queue every job this process's workers still hold: what a stopping server
 /// does when its jobs did not reach a stage's end within the drain time. The released job ids.
-pub async fn release_held(ctx: &WorkerContext) -> Vec<i64> {
+pub async fn release_held(ctx: &WorkerContext) -> Vec<JobId> {
     let mut released = Vec::new();
     for slot in 0..ctx.settings.workers.max(1) {
         let owner = ctx.owner(slot);

@@ -6,7 +6,7 @@
 //! since anyone can write them into a comment or a pull request from a fork.
 
 use crate::forge::{ChangeRequest, Comment, ForgeKind, ForgeUser, RepoRef};
-use crate::store::{ChangeRequestRecord, JobKey, Store, StoreError};
+use crate::store::{ChangeRequestRecord, RepoKey, Store, StoreError};
 
 /// The bot's identity on one forge, and the rule of what is its own there.
 #[derive(Debug, Clone, Copy)]
@@ -58,16 +58,13 @@ impl<'a> Own<'a> {
         repo: &RepoRef,
         open: Vec<ChangeRequest>,
     ) -> Result<Vec<(ChangeRequest, ChangeRequestRecord)>, StoreError> {
-        let key = JobKey::for_issue(repo, crate::forge::IssueNumber(0));
+        let key = RepoKey::of(repo);
         let mut own = Vec::new();
         for change in open {
             if !self.is_the_bot(&change.author) {
                 continue;
             }
-            if let Some(record) = store
-                .change_request(&key.forge, &key.repo, change.number)
-                .await?
-            {
+            if let Some(record) = store.change_request(&key, change.number).await? {
                 own.push((change, record));
             }
         }
@@ -78,7 +75,8 @@ impl<'a> Own<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::forge::{BranchHome, CommentId};
+    use crate::forge::{BranchHome, CommentId, ForgeKind};
+    use crate::store::{JobId, JobKey};
 
     fn user(login: &str, id: u64) -> ForgeUser {
         ForgeUser {
@@ -140,11 +138,11 @@ mod tests {
             author,
         };
         let record = ChangeRequestRecord {
-            key: JobKey::new("gitlab", "acme/widgets", 7),
+            key: JobKey::new(ForgeKind::GitLab, "acme/widgets", 7),
             number: 3,
             branch: "fix/7-clamp".into(),
             url: String::new(),
-            job: 1,
+            job: JobId(1),
             ci_repairs: 0,
             ci_head: None,
             home: BranchHome::Base,

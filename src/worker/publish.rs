@@ -14,16 +14,17 @@ use crate::pipeline::fix::FixSummary;
 use crate::pipeline::proof::{ProofLine, Reproduction};
 use crate::pipeline::test_report::CommandReport;
 use crate::quote::{code_span, fenced, inert};
+use crate::store::JobId;
 
 /// The hidden line that marks the status comment of a job, so a restarted job finds it again
 /// among the bot's own comments (see `own_marks`: the line alone makes no comment the bot's).
-pub fn status_marker(job: i64) -> String {
+pub fn status_marker(job: JobId) -> String {
     format!("<!-- autofix:status job={job} -->")
 }
 
 /// The hidden line in a pull request body naming the issue and job it belongs to, for people
 /// and tools reading it; autofix knows its own change requests by the store and their author.
-pub fn change_request_marker(job: i64, issue: u64) -> String {
+pub fn change_request_marker(job: JobId, issue: u64) -> String {
     format!("<!-- autofix:change-request job={job} issue={issue} -->")
 }
 
@@ -103,7 +104,7 @@ fn grouped(number: u64) -> String {
 /// Everything the status comment shows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StatusView {
-    pub job: i64,
+    pub job: JobId,
     pub requested_by: String,
     /// Steps completed, each with a short detail shown after it.
     pub done: Vec<(Step, String)>,
@@ -234,7 +235,7 @@ pub enum StatusOutcome {
     PlanAnswered {
         by: String,
         how: String,
-        next: i64,
+        next: JobId,
     },
     /// A maintainer cancelled the job, which stopped during `stage`; `word` is the command word.
     Cancelled {
@@ -464,7 +465,7 @@ impl Refusal {
 }
 
 /// The comment posted once when the bot declines a request.
-pub fn refusal_comment(refusal: &Refusal, trigger_label: &str, job: i64) -> String {
+pub fn refusal_comment(refusal: &Refusal, trigger_label: &str, job: JobId) -> String {
     let body = match refusal {
         Refusal::Bot { login } => format!(
             "Thanks for the label, but autofix only starts work when a person adds `{trigger_label}`; \
@@ -491,7 +492,7 @@ pub fn refusal_comment(refusal: &Refusal, trigger_label: &str, job: i64) -> Stri
 /// The facts a pull request body is written from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeRequestFacts<'a> {
-    pub job: i64,
+    pub job: JobId,
     pub issue: u64,
     pub subject: &'a str,
     pub plan_steps: &'a [String],
@@ -751,7 +752,7 @@ mod tests {
     #[test]
     fn a_running_job_shows_what_is_done_and_what_runs_now() {
         let view = StatusView {
-            job: 3,
+            job: JobId(3),
             requested_by: "octocat".into(),
             done: vec![(Step::Authorized, String::new())],
             current: Some(Step::Fetched),
@@ -767,7 +768,7 @@ mod tests {
     #[test]
     fn a_failed_job_says_where_why_and_how_to_retry() {
         let view = StatusView {
-            job: 4,
+            job: JobId(4),
             requested_by: "octocat".into(),
             done: vec![
                 (Step::Authorized, String::new()),
@@ -803,7 +804,7 @@ mod tests {
     #[test]
     fn the_body_carries_summary_fixes_files_validation_repairs_and_tokens() {
         let facts = ChangeRequestFacts {
-            job: 9,
+            job: JobId(9),
             issue: 7,
             subject: "fix(lib): handle empty input in parse (#7)",
             plan_steps: &["Return an error for empty input".into()],
@@ -859,7 +860,7 @@ mod tests {
         );
         let checks = [compare(Some(&base), change, &Relevance::default())];
         let facts = ChangeRequestFacts {
-            job: 9,
+            job: JobId(9),
             issue: 7,
             subject: "fix(calc): clamp values to both ends of the range (#7)",
             plan_steps: &[],
@@ -920,7 +921,7 @@ mod tests {
 
     fn facts_with<'a>(reproduction: Option<&'a Reproduction>) -> ChangeRequestFacts<'a> {
         ChangeRequestFacts {
-            job: 9,
+            job: JobId(9),
             issue: 7,
             subject: "fix(calc): clamp values to both ends of the range (#7)",
             plan_steps: &[],
@@ -1032,7 +1033,7 @@ mod tests {
 
     fn fixing_view(reproduction: Option<ReproductionStatus>) -> StatusView {
         StatusView {
-            job: 3,
+            job: JobId(3),
             requested_by: "octocat".into(),
             done: vec![
                 (Step::Authorized, String::new()),
@@ -1168,7 +1169,7 @@ mod tests {
         ];
         let all: Vec<String> = refusals
             .iter()
-            .map(|refusal| refusal_comment(refusal, "auto-fix", 5))
+            .map(|refusal| refusal_comment(refusal, "auto-fix", JobId(5)))
             .collect();
         for text in &all {
             assert!(

@@ -6,11 +6,11 @@ use std::fmt::Write as _;
 
 use crate::pipeline::proof::Reproduction;
 use crate::quote::{code_span, inert};
-use crate::store::JobRecord;
+use crate::store::{JobId, JobRecord};
 use crate::worker::publish::proof_lines;
 
 /// The hidden line that marks reply `key` of `job`.
-pub fn reply_marker(job: i64, key: &str) -> String {
+pub fn reply_marker(job: JobId, key: &str) -> String {
     format!("<!-- autofix:reply job={job} key={key} -->")
 }
 
@@ -28,7 +28,7 @@ pub fn daily_cap_reached(
     cap: &crate::llm::spend::Cap,
     whose: &str,
     resets: chrono::DateTime<chrono::Utc>,
-    job: i64,
+    job: JobId,
 ) -> String {
     use crate::llm::price::dollars;
     format!(

@@ -22,7 +22,6 @@ const READ_ONLY_TOKEN: &str = "ghs_read-only-t0ken";
 const BOT_BRANCH: &str = "fix/42-handle-null-values";
 const README: &str = "# hello\n";
 const LIB: &str = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n";
-/// Short enough that the dead-remote story stays quick; every other story talks to loopback.
 
 // ---------------------------------------------------------------------------------------------
 // The harness.

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use autofix::git::{NetworkTimeouts, set_network_timeouts};
 
-/// How long a remote story waits to connect, and for each read: its remotes are on this machine.
+/// How long a remote story waits to connect, and for each read: short enough that the
+/// dead-remote story stays quick; every other story talks to loopback.
 const NETWORK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// libgit2 reads the user's configuration and keeps its network timeouts process-wide: both are

@@ -234,7 +234,10 @@ async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch(t: BotTeste
     );
     assert!(t.labels(PROJECT, 8).contains(&FAILED_LABEL.to_owned()));
     let jobs = t.jobs().await;
-    assert_eq!(jobs[0].failure_code.as_deref(), Some("VALIDATION_FAILED"));
+    assert_eq!(
+        jobs[0].failure_code.map(|code| code.as_str()),
+        Some("VALIDATION_FAILED")
+    );
 }
 
 /// A project tested by Python's unittest: `add` subtracts (its test already fails on the base),
@@ -285,7 +288,10 @@ async fn a_change_that_breaks_a_passing_unittest_is_refused(t: BotTester) {
     );
     assert_eq!(remote.branches(), ["main"], "no branch is pushed");
     let jobs = t.jobs().await;
-    assert_eq!(jobs[0].failure_code.as_deref(), Some("VALIDATION_FAILED"));
+    assert_eq!(
+        jobs[0].failure_code.map(|code| code.as_str()),
+        Some("VALIDATION_FAILED")
+    );
     let report = &t.comments(PROJECT, 12)[0];
     assert!(
         report.contains("tests that pass on the base commit fail with this change")
@@ -316,7 +322,10 @@ async fn someone_who_may_not_push_gets_a_polite_no_and_nothing_runs(t: BotTester
     );
     assert!(!t.workdir().join("mirrors").exists(), "no git work either");
     let jobs = t.jobs().await;
-    assert_eq!(jobs[0].failure_code.as_deref(), Some("PERMISSION_DENIED"));
+    assert_eq!(
+        jobs[0].failure_code.map(|code| code.as_str()),
+        Some("PERMISSION_DENIED")
+    );
 }
 
 async fn a_redelivery_and_a_second_label_make_one_change_request(t: BotTester) {

@@ -156,7 +156,7 @@ async fn finished_job(dir: &Path) -> JobRecord {
 
 /// The job `id` once it has ended.
 async fn finished_job_with_id(dir: &Path, id: i64) -> JobRecord {
-    finished_job_where(dir, &format!("job {id}"), |job| job.id == id).await
+    finished_job_where(dir, &format!("job {id}"), |job| job.id.0 == id).await
 }
 
 /// The first ended job `wanted` accepts, waiting for it to end.

@@ -191,7 +191,7 @@ async fn eleven_hundred_idle_connections_at_1024_open_files_leave_healthz_and_de
         .expect("the server's job store");
     let jobs = store.jobs_list(10).await.unwrap();
     assert_eq!(jobs.len(), 1, "{jobs:#?}");
-    assert_eq!(jobs[0].key.repo, "Codertocat/Hello-World");
+    assert_eq!(jobs[0].key.repo.path.as_str(), "Codertocat/Hello-World");
     store.close().await;
 
     let text = metrics(&client, &serve).await;

@@ -30,7 +30,10 @@ async fn a_token_github_refuses_ends_the_job_at_its_first_attempt_with_githubs_w
 
     let job = only_job(&t).await;
     assert_eq!((job.state, job.attempts), (JobState::Failed, 1), "{job:#?}");
-    assert_eq!(job.failure_code.as_deref(), Some("PERMISSION_DENIED"));
+    assert_eq!(
+        job.failure_code.map(|code| code.as_str()),
+        Some("PERMISSION_DENIED")
+    );
     let reason = job.last_error.clone().unwrap_or_default();
     assert!(reason.contains("Bad credentials"), "{reason}");
     assert!(later.is_empty(), "no second attempt: {later:?}");
@@ -57,7 +60,10 @@ async fn a_token_gitlab_refuses_ends_the_job_at_its_first_attempt_with_gitlabs_w
 
     let job = only_job(&t).await;
     assert_eq!((job.state, job.attempts), (JobState::Failed, 1), "{job:#?}");
-    assert_eq!(job.failure_code.as_deref(), Some("PERMISSION_DENIED"));
+    assert_eq!(
+        job.failure_code.map(|code| code.as_str()),
+        Some("PERMISSION_DENIED")
+    );
     let reason = job.last_error.clone().unwrap_or_default();
     assert!(reason.contains("401 Unauthorized"), "{reason}");
     assert!(later.is_empty(), "no second attempt: {later:?}");
@@ -84,7 +90,10 @@ async fn a_forge_that_cannot_be_reached_ends_the_job_within_minutes_with_the_con
         job.attempts, attempts,
         "every allowed attempt ran: {job:#?}"
     );
-    assert_eq!(job.failure_code.as_deref(), Some("FORGE_ERROR"));
+    assert_eq!(
+        job.failure_code.map(|code| code.as_str()),
+        Some("FORGE_ERROR")
+    );
     let reason = job.last_error.clone().unwrap_or_default();
     assert!(
         reason.starts_with("GitHub failed") && reason.contains("Connection refused"),
@@ -132,7 +141,10 @@ async fn a_fault_on_every_attempt_is_reported_on_the_issue_with_its_own_code_and
         (JobState::Failed, 3, None),
         "{job:#?}"
     );
-    assert_eq!(job.failure_code.as_deref(), Some("FORGE_ERROR"));
+    assert_eq!(
+        job.failure_code.map(|code| code.as_str()),
+        Some("FORGE_ERROR")
+    );
     let comments = t.comments(PROJECT, 7);
     assert_eq!(comments.len(), 1, "{comments:#?}");
     assert!(
@@ -226,7 +238,10 @@ async fn a_job_whose_workers_keep_dying_ends_retries_exhausted_naming_the_last_f
 
     let job = only_job(&t).await;
     assert_eq!((job.state, job.attempts), (JobState::Failed, 4), "{job:#?}");
-    assert_eq!(job.failure_code.as_deref(), Some("RETRIES_EXHAUSTED"));
+    assert_eq!(
+        job.failure_code.map(|code| code.as_str()),
+        Some("RETRIES_EXHAUSTED")
+    );
     let reason = job.last_error.clone().unwrap_or_default();
     assert!(
         reason.contains(&format!("the last fault recorded: {panicked}")),
@@ -257,7 +272,10 @@ async fn a_question_the_forge_never_lets_the_bot_answer_ends_after_its_attempts_
 
     let job = only_job(&t).await;
     assert_eq!((job.state, job.attempts), (JobState::Failed, 3), "{job:#?}");
-    assert_eq!(job.failure_code.as_deref(), Some("FORGE_ERROR"));
+    assert_eq!(
+        job.failure_code.map(|code| code.as_str()),
+        Some("FORGE_ERROR")
+    );
     let reason = job.last_error.clone().unwrap_or_default();
     assert!(reason.contains("HTTP 502: Server Error"), "{reason}");
     assert!(t.run_until_idle().await.is_empty(), "nothing runs for ever");

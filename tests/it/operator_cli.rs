@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use autofix::store::{Delivery, EnqueueOutcome, Finish, JobKey, Store};
+use autofix::failure::FailureCode;
+use autofix::forge::{ForgeKind, Triggers, parse_delivery};
+use autofix::store::{Delivery, EnqueueOutcome, Finish, JobId, JobKey, Store};
 use chrono::{DateTime, TimeZone, Utc};
 
 const LEASE: Duration = Duration::from_secs(600);
@@ -92,21 +94,38 @@ fn fixture(path: &str) -> Vec<u8> {
     .unwrap()
 }
 
-fn github_labeled(id: &str) -> Delivery {
+/// A delivery as the server records it: its payload, and what the forge's parser read in it
+/// with the default triggers.
+fn recorded(id: &str, forge: ForgeKind, event: &str, payload: Vec<u8>) -> Delivery {
+    let triggers = Triggers {
+        label: "auto-fix",
+        command: "autofix",
+    };
+    let parsed = parse_delivery(forge, event, &payload, &triggers).expect("a readable fixture");
     Delivery {
         id: id.to_owned(),
-        forge: "github".to_owned(),
-        event: "issues".to_owned(),
+        forge,
+        event: event.to_owned(),
         received_at: t0(),
-        payload: fixture("github/issues/labeled.payload.json"),
+        payload,
+        parsed,
     }
 }
 
-fn labeled_key() -> JobKey {
-    JobKey::new("github", "Codertocat/Hello-World", 1)
+fn github_labeled(id: &str) -> Delivery {
+    recorded(
+        id,
+        ForgeKind::GitHub,
+        "issues",
+        fixture("github/issues/labeled.payload.json"),
+    )
 }
 
-async fn enqueue(store: &Store, delivery: &Delivery, key: &JobKey) -> i64 {
+fn labeled_key() -> JobKey {
+    JobKey::new(ForgeKind::GitHub, "Codertocat/Hello-World", 1)
+}
+
+async fn enqueue(store: &Store, delivery: &Delivery, key: &JobKey) -> JobId {
     match store
         .record_delivery_and_enqueue(delivery, key, t0())
         .await
@@ -118,7 +137,7 @@ async fn enqueue(store: &Store, delivery: &Delivery, key: &JobKey) -> i64 {
 }
 
 /// Job 1 failed at `validate` on issue 1; job 2 runs on issue 2 with a checkpoint.
-async fn two_jobs(store: &Store) -> (i64, i64) {
+async fn two_jobs(store: &Store) -> (JobId, JobId) {
     let failed = enqueue(store, &github_labeled("d-1"), &labeled_key()).await;
     store.claim("worker-a", LEASE, after(1)).await.unwrap();
     store
@@ -132,7 +151,7 @@ async fn two_jobs(store: &Store) -> (i64, i64) {
         .await
         .unwrap();
     let failure = Finish::Failed {
-        code: "validation_failed".into(),
+        code: FailureCode::ValidationFailed,
         error: "cargo test failed twice".into(),
     };
     store
@@ -142,7 +161,7 @@ async fn two_jobs(store: &Store) -> (i64, i64) {
     let running = enqueue(
         store,
         &github_labeled("d-2"),
-        &JobKey::new("github", "acme/widgets", 2),
+        &JobKey::new(ForgeKind::GitHub, "acme/widgets", 2),
     )
     .await;
     store.claim("worker-b", LEASE, after(4)).await.unwrap();
@@ -193,7 +212,7 @@ async fn jobs_list_prints_one_line_per_job_newest_first() {
                 LABELED_ISSUE,
                 "validate",
                 "1",
-                "validation_failed",
+                "VALIDATION_FAILED",
                 "2026-11-22T09:00:03Z",
                 "cargo",
                 "test",
@@ -252,7 +271,7 @@ async fn jobs_show_of_a_failed_job_names_its_failure() {
 
     assert_eq!(shown.code, Some(0), "{}", shown.stderr);
     assert!(
-        shown.stdout.contains("\nfailure: validation_failed\n"),
+        shown.stdout.contains("\nfailure: VALIDATION_FAILED\n"),
         "{}",
         shown.stdout
     );
@@ -309,8 +328,8 @@ async fn replaying_a_delivery_whose_job_finished_queues_a_new_job_and_keeps_the_
         .unwrap()
         .expect("stored");
     assert_eq!(replayed.job_id, Some(new_job));
-    assert_eq!(replayed.delivery.payload, original.delivery.payload);
-    assert_eq!(replayed.delivery.event, "issues");
+    assert_eq!(replayed.payload, original.payload);
+    assert_eq!(replayed.event, "issues");
     assert_eq!(
         store.job_delivery(new_job).await.unwrap().map(|d| d.id),
         Some("d-1.replay-1".to_owned()),
@@ -366,14 +385,13 @@ async fn replaying_a_delivery_that_is_no_longer_a_trigger_queues_nothing() {
 #[tokio::test]
 async fn replaying_a_gitlab_delivery_uses_the_gitlab_parser() {
     let operator = Operator::with_trigger("platform").await;
-    let delivery = Delivery {
-        id: "gl-1".to_owned(),
-        forge: "gitlab".to_owned(),
-        event: "Issue Hook".to_owned(),
-        received_at: t0(),
-        payload: fixture("gitlab/issue_hook.json"),
-    };
-    let key = JobKey::new("gitlab", "gitlabhq/gitlab-test", 23);
+    let delivery = recorded(
+        "gl-1",
+        ForgeKind::GitLab,
+        "Issue Hook",
+        fixture("gitlab/issue_hook.json"),
+    );
+    let key = JobKey::new(ForgeKind::GitLab, "gitlabhq/gitlab-test", 23);
     let job = enqueue(&operator.store, &delivery, &key).await;
 
     let replayed = operator.run(&["replay", "gl-1"]);

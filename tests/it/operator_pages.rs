@@ -395,16 +395,8 @@ async fn the_jobs_pages_list_real_jobs_filter_them_and_show_why_one_failed() {
         .await;
     t.run_until_idle().await;
     let jobs = t.jobs().await;
-    let failed = jobs
-        .iter()
-        .find(|job| job.key.issue_number == 8)
-        .unwrap()
-        .id;
-    let succeeded = jobs
-        .iter()
-        .find(|job| job.key.issue_number == 7)
-        .unwrap()
-        .id;
+    let failed = jobs.iter().find(|job| job.key.issue.0 == 8).unwrap().id;
+    let succeeded = jobs.iter().find(|job| job.key.issue.0 == 7).unwrap().id;
     let base = t
         .serve_pages(vec![SetupPart {
             name: "github".into(),

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use autofix::forge::{BotEvent, ForgeKind, Triggers};
 use autofix::server::{self, Metrics, MetricsAccess, ServerState};
-use autofix::store::{JobState, Store};
+use autofix::store::{JobId, JobState, Store};
 use hmac::{Hmac, KeyInit, Mac};
 use reqwest::StatusCode;
 use secrecy::SecretString;
@@ -168,16 +169,85 @@ async fn a_signed_labeled_issue_is_queued_as_one_job() {
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     assert_eq!(body["status"], "queued");
-    let job = body["job"].as_i64().unwrap();
+    let job = JobId(body["job"].as_i64().unwrap());
     let jobs = ingress.store.jobs_list(10).await.unwrap();
     assert_eq!(jobs.len(), 1);
     assert_eq!(jobs[0].id, job);
     assert_eq!(jobs[0].state, JobState::Queued);
-    assert_eq!(jobs[0].key.forge, "github");
+    assert_eq!(jobs[0].key.repo.forge, ForgeKind::GitHub);
     let stored = ingress.store.delivery("delivery-1").await.unwrap().unwrap();
     assert_eq!(stored.job_id, Some(job));
-    assert_eq!(stored.delivery.payload, labeled());
-    assert_eq!(stored.delivery.event, "issues");
+    assert_eq!(stored.payload, labeled());
+    assert_eq!(stored.event, "issues");
+    // The job works from what the server read, stored beside the payload.
+    let origin = ingress.store.job_delivery(job).await.unwrap().unwrap();
+    assert!(
+        matches!(&origin.parsed, BotEvent::IssueLabeled { issue, label_added, .. }
+            if issue.0 == 1 && label_added == GITHUB_TRIGGER),
+        "{:?}",
+        origin.parsed
+    );
+}
+
+#[tokio::test]
+async fn a_delivery_an_older_autofix_stored_unparsed_is_read_once_at_start_up() {
+    // An older autofix kept only the payload: its job re-read it every time it ran.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("autofix.db");
+    let store = Store::open(&path.display().to_string()).await.unwrap();
+    let older = sqlx::SqlitePool::connect(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO jobs (forge, repo, issue_number, dedupe_key, state, attempts, run_after, \
+         created_at, updated_at, origin_delivery) \
+         VALUES ('github', 'Codertocat/Hello-World', 1, 'github:Codertocat/Hello-World:1', \
+         'queued', 0, 0, 0, 0, 'old-1')",
+    )
+    .execute(&older)
+    .await
+    .unwrap();
+    for (id, payload) in [("old-1", labeled()), ("old-2", b"{not json".to_vec())] {
+        sqlx::query(
+            "INSERT INTO deliveries (id, forge, event, received_at, payload, job_id) \
+             VALUES ($1, 'github', 'issues', 0, $2, 1)",
+        )
+        .bind(id)
+        .bind(payload)
+        .execute(&older)
+        .await
+        .unwrap();
+    }
+    let triggers = Triggers {
+        label: GITHUB_TRIGGER,
+        command: "autofix",
+    };
+
+    let read = server::read_earlier_deliveries(&store, &triggers)
+        .await
+        .unwrap();
+    let again = server::read_earlier_deliveries(&store, &triggers)
+        .await
+        .unwrap();
+
+    assert_eq!((read, again), (2, 0), "each is read once");
+    let deliveries = store.job_deliveries(JobId(1)).await.unwrap();
+    assert!(
+        matches!(&deliveries[0].parsed, BotEvent::IssueLabeled { issue, .. } if issue.0 == 1),
+        "{:?}",
+        deliveries[0].parsed
+    );
+    assert!(
+        matches!(&deliveries[1].parsed, BotEvent::Ignored { reason }
+            if reason.starts_with("the stored delivery cannot be read")),
+        "{:?}",
+        deliveries[1].parsed
+    );
+    assert_eq!(
+        store.delivery("old-2").await.unwrap().unwrap().payload,
+        b"{not json",
+        "the payload is kept as it came"
+    );
 }
 
 #[tokio::test]
@@ -334,7 +404,7 @@ async fn a_gitlab_issue_hook_with_the_token_is_queued() {
     assert_eq!(body["status"], "queued");
     let jobs = ingress.store.jobs_list(10).await.unwrap();
     assert_eq!(jobs.len(), 1);
-    assert_eq!(jobs[0].key.forge, "gitlab");
+    assert_eq!(jobs[0].key.repo.forge, ForgeKind::GitLab);
 }
 
 #[tokio::test]

@@ -6,9 +6,10 @@ use crate::support::bot::{BotTester, python_project, script_python_fix};
 use crate::support::fix_cli::Fix;
 use crate::support::repo::Repo;
 use crate::support::scripted_llm::ScriptedLlm;
+use autofix::forge::ForgeKind;
 use autofix::llm::price::dollars;
 use autofix::llm::spend::ServiceCaps;
-use autofix::store::{JobKey, JobState, Spend};
+use autofix::store::{JobId, JobKey, JobState, Spend};
 use serde_json::{Value, json};
 
 const PROJECT: &str = "acme/widgets";
@@ -145,14 +146,14 @@ async fn a_repository_over_its_daily_cap_is_told_once_and_no_job_starts() {
     t.repo(PROJECT, &python_project());
     let alice = t.maintainer(PROJECT, "alice");
     let earlier = Spend {
-        job: 999,
+        job: JobId(999),
         model: "claude-story".into(),
         usd: 0.0125,
         priced: true,
     };
     t.store
         .record_spend(
-            &JobKey::new("github", PROJECT, 1),
+            &JobKey::new(ForgeKind::GitHub, PROJECT, 1),
             &earlier,
             chrono::Utc::now(),
         )
@@ -190,7 +191,10 @@ async fn a_repository_over_its_daily_cap_is_told_once_and_no_job_starts() {
     assert_eq!(jobs.len(), 2);
     for job in &jobs {
         assert_eq!(job.state, JobState::Failed);
-        assert_eq!(job.failure_code.as_deref(), Some("BUDGET_EXCEEDED"));
+        assert_eq!(
+            job.failure_code.map(|code| code.as_str()),
+            Some("BUDGET_EXCEEDED")
+        );
     }
     assert!(t.change_requests(PROJECT).is_empty());
 }
@@ -207,14 +211,14 @@ async fn what_other_repositories_spent_today_stops_a_job_before_it_crosses_the_s
     t.repo(PROJECT, &python_project());
     let alice = t.maintainer(PROJECT, "alice");
     let elsewhere = Spend {
-        job: 999,
+        job: JobId(999),
         model: "claude-story".into(),
         usd: 0.95,
         priced: true,
     };
     t.store
         .record_spend(
-            &JobKey::new("gitlab", "acme/tools", 1),
+            &JobKey::new(ForgeKind::GitLab, "acme/tools", 1),
             &elsewhere,
             chrono::Utc::now(),
         )
@@ -230,7 +234,10 @@ async fn what_other_repositories_spent_today_stops_a_job_before_it_crosses_the_s
         "the triage was never asked for"
     );
     let job = &t.jobs().await[0];
-    assert_eq!(job.failure_code.as_deref(), Some("BUDGET_EXCEEDED"));
+    assert_eq!(
+        job.failure_code.map(|code| code.as_str()),
+        Some("BUDGET_EXCEEDED")
+    );
     let status = &t.comments(PROJECT, 7)[0];
     assert!(
         status.contains(

@@ -4,10 +4,11 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use autofix::forge::{ForgeKind, IssueNumber, RepoRef};
+use autofix::failure::FailureCode;
+use autofix::forge::{BotEvent, ForgeKind, IssueNumber, RepoRef};
 use autofix::store::{
-    DaySpend, Delivery, EnqueueOutcome, Finish, JobKey, JobState, REPORT_RETRY_BASE,
-    REPORT_RETRY_CAP, RETRY_BASE, RETRY_CAP, Spend, Store, StoreError, report_backoff,
+    DaySpend, Delivery, EnqueueOutcome, Finish, JobId, JobKey, JobState, REPORT_RETRY_BASE,
+    REPORT_RETRY_CAP, RETRY_BASE, RETRY_CAP, RepoKey, Spend, Store, StoreError, report_backoff,
     retry_backoff,
 };
 use chrono::{DateTime, TimeZone, Utc};
@@ -53,18 +54,21 @@ fn after(seconds: i64) -> DateTime<Utc> {
 fn labelled(id: &str) -> Delivery {
     Delivery {
         id: id.to_owned(),
-        forge: "github".to_owned(),
+        forge: ForgeKind::GitHub,
         event: "issues".to_owned(),
         received_at: t0(),
         payload: format!("{{\"delivery\":\"{id}\",\"action\":\"labeled\"}}").into_bytes(),
+        parsed: BotEvent::Ignored {
+            reason: format!("delivery {id}, as the store keeps it"),
+        },
     }
 }
 
 fn issue(number: u64) -> JobKey {
-    JobKey::new("github", "acme/widgets", number)
+    JobKey::new(ForgeKind::GitHub, "acme/widgets", number)
 }
 
-async fn enqueue(store: &Store, delivery: &str, number: u64) -> i64 {
+async fn enqueue(store: &Store, delivery: &str, number: u64) -> JobId {
     match store
         .record_delivery_and_enqueue(&labelled(delivery), &issue(number), t0())
         .await
@@ -90,7 +94,16 @@ async fn a_delivery_enqueues_one_job(t: Harness) {
         .await
         .unwrap()
         .expect("delivery kept");
-    assert_eq!(stored.delivery, labelled("d-1"));
+    let sent = labelled("d-1");
+    assert_eq!(
+        (
+            stored.forge,
+            stored.event,
+            stored.received_at,
+            stored.payload
+        ),
+        (sent.forge, sent.event, sent.received_at, sent.payload)
+    );
     assert_eq!(stored.job_id, Some(job));
     assert_eq!(t.store.delivery("never-sent").await.unwrap(), None);
 }
@@ -160,7 +173,7 @@ async fn two_deliveries_for_the_same_issue_arriving_at_once_make_one_job(t: Harn
         outcomes.push(racer.await.expect("racing task"));
     }
 
-    let new_jobs: Vec<i64> = outcomes
+    let new_jobs: Vec<JobId> = outcomes
         .iter()
         .filter_map(|outcome| match outcome {
             EnqueueOutcome::NewJob(id) => Some(*id),
@@ -201,7 +214,7 @@ async fn two_workers_claiming_concurrently_never_get_the_same_job(t: Harness) {
         claimed.extend(worker.await.expect("worker task"));
     }
 
-    let distinct: HashSet<i64> = claimed.iter().copied().collect();
+    let distinct: HashSet<JobId> = claimed.iter().copied().collect();
     assert_eq!(
         claimed.len(),
         20,
@@ -470,8 +483,8 @@ async fn stages_and_events_are_recorded_and_read_back(t: Harness) {
         ]
     );
     assert!(matches!(
-        t.store.job_show(job + 100).await,
-        Err(StoreError::JobNotFound(missing)) if missing == job + 100
+        t.store.job_show(JobId(job.0 + 100)).await,
+        Err(StoreError::JobNotFound(missing)) if missing == JobId(job.0 + 100)
     ));
 }
 
@@ -494,7 +507,7 @@ async fn finished_jobs_free_the_dedupe_key_so_a_new_label_makes_a_new_job(t: Har
         .unwrap()
         .unwrap();
     let failure = Finish::Failed {
-        code: "validation_failed".into(),
+        code: FailureCode::ValidationFailed,
         error: "cargo test failed twice".into(),
     };
     t.store
@@ -506,7 +519,7 @@ async fn finished_jobs_free_the_dedupe_key_so_a_new_label_makes_a_new_job(t: Har
     assert_ne!(first, second);
     assert_ne!(second, third);
     let jobs = t.store.jobs_list(10).await.unwrap();
-    let states: Vec<(i64, JobState)> = jobs.iter().map(|job| (job.id, job.state)).collect();
+    let states: Vec<(JobId, JobState)> = jobs.iter().map(|job| (job.id, job.state)).collect();
     assert_eq!(
         states,
         [
@@ -516,7 +529,10 @@ async fn finished_jobs_free_the_dedupe_key_so_a_new_label_makes_a_new_job(t: Har
         ],
         "newest first"
     );
-    assert_eq!(jobs[1].failure_code.as_deref(), Some("validation_failed"));
+    assert_eq!(
+        jobs[1].failure_code.map(|code| code.as_str()),
+        Some("VALIDATION_FAILED")
+    );
     assert_eq!(
         jobs[1].last_error.as_deref(),
         Some("cargo test failed twice")
@@ -605,7 +621,7 @@ async fn a_checkpoint_from_a_worker_that_lost_its_lease_is_refused(t: Harness) {
         .await;
     let unknown = t
         .store
-        .save_checkpoint(job + 100, "worker-b", "{}", after(61))
+        .save_checkpoint(JobId(job.0 + 100), "worker-b", "{}", after(61))
         .await;
 
     assert!(
@@ -634,15 +650,18 @@ async fn the_job_delivery_is_the_one_that_created_the_job(t: Harness) {
 
     assert_eq!(joined, EnqueueOutcome::ActiveJobExists(job));
     assert_eq!(
-        origin,
-        Some(labelled("d-origin")),
+        origin.map(|delivery| (delivery.id, delivery.parsed)),
+        Some(("d-origin".to_owned(), labelled("d-origin").parsed)),
         "the creating delivery, even when a joiner carries an earlier time"
     );
     assert_eq!(
         t.store.job_delivery(other).await.unwrap().map(|d| d.id),
         Some("d-other".to_owned())
     );
-    assert_eq!(t.store.job_delivery(other + 100).await.unwrap(), None);
+    assert_eq!(
+        t.store.job_delivery(JobId(other.0 + 100)).await.unwrap(),
+        None
+    );
 }
 
 async fn ping_answers_while_open_and_fails_once_closed(t: Harness) {
@@ -759,7 +778,7 @@ async fn a_failed_job_whose_report_was_not_posted_is_claimed_again_only_for_the_
         .finish_unreported(
             job,
             "w1",
-            "LLM_ERROR",
+            FailureCode::LlmError,
             "the model refused",
             "503 from the forge",
             3,
@@ -771,7 +790,10 @@ async fn a_failed_job_whose_report_was_not_posted_is_claimed_again_only_for_the_
     assert_eq!(due, after(1) + chrono::TimeDelta::seconds(30));
     let record = &t.store.jobs_list(10).await.unwrap()[0];
     assert_eq!(record.state, JobState::Failed);
-    assert_eq!(record.failure_code.as_deref(), Some("LLM_ERROR"));
+    assert_eq!(
+        record.failure_code.map(|code| code.as_str()),
+        Some("LLM_ERROR")
+    );
     assert_eq!(record.report_due, Some(due));
     assert!(
         t.store
@@ -801,7 +823,7 @@ async fn a_failed_job_whose_report_was_not_posted_is_claimed_again_only_for_the_
         .finish_unreported(
             job,
             "w2",
-            "LLM_ERROR",
+            FailureCode::LlmError,
             "the model refused",
             "503",
             2,
@@ -892,7 +914,7 @@ async fn change_requests_are_found_by_number_and_by_issue_and_closed(t: Harness)
         number: 12,
         branch: "fix/7-clamp".into(),
         url: "https://github.com/acme/widgets/pull/12".into(),
-        job: 1,
+        job: JobId(1),
         ci_repairs: 0,
         ci_head: None,
         home: autofix::forge::BranchHome::Base,
@@ -900,7 +922,7 @@ async fn change_requests_are_found_by_number_and_by_issue_and_closed(t: Harness)
     t.store.record_change_request(&record, t0()).await.unwrap();
     let found = t
         .store
-        .change_request("github", "acme/widgets", 12)
+        .change_request(&RepoKey::new(ForgeKind::GitHub, "acme/widgets"), 12)
         .await
         .unwrap();
     assert_eq!(found.as_ref(), Some(&record));
@@ -910,7 +932,7 @@ async fn change_requests_are_found_by_number_and_by_issue_and_closed(t: Harness)
     );
     assert_eq!(
         t.store
-            .change_request("github", "acme/widgets", 7)
+            .change_request(&RepoKey::new(ForgeKind::GitHub, "acme/widgets"), 7)
             .await
             .unwrap(),
         None
@@ -930,7 +952,7 @@ async fn change_requests_are_found_by_number_and_by_issue_and_closed(t: Harness)
 
     assert_eq!(
         t.store
-            .open_change_requests("github", "acme/widgets")
+            .open_change_requests(&RepoKey::new(ForgeKind::GitHub, "acme/widgets"))
             .await
             .unwrap(),
         std::slice::from_ref(&counted)
@@ -938,7 +960,7 @@ async fn change_requests_are_found_by_number_and_by_issue_and_closed(t: Harness)
     t.store.close_change_request(&record).await.unwrap();
     assert!(
         t.store
-            .open_change_requests("github", "acme/widgets")
+            .open_change_requests(&RepoKey::new(ForgeKind::GitHub, "acme/widgets"))
             .await
             .unwrap()
             .is_empty()
@@ -950,7 +972,7 @@ async fn change_requests_are_found_by_number_and_by_issue_and_closed(t: Harness)
         .unwrap();
     assert_eq!(
         t.store
-            .open_change_requests("github", "acme/widgets")
+            .open_change_requests(&RepoKey::new(ForgeKind::GitHub, "acme/widgets"))
             .await
             .unwrap(),
         [counted]
@@ -971,7 +993,7 @@ async fn a_change_request_from_the_bots_fork_is_found_with_the_fork_it_lives_in(
         number: 13,
         branch: "fix/8-clamp".into(),
         url: "https://github.com/acme/widgets/pull/13".into(),
-        job: 2,
+        job: JobId(2),
         ci_repairs: 0,
         ci_head: None,
         home: BranchHome::Fork(fork.clone()),
@@ -981,7 +1003,7 @@ async fn a_change_request_from_the_bots_fork_is_found_with_the_fork_it_lives_in(
     assert_eq!(by_issue.as_ref(), Some(&record));
     assert_eq!(
         t.store
-            .change_request("github", "acme/widgets", 13)
+            .change_request(&RepoKey::new(ForgeKind::GitHub, "acme/widgets"), 13)
             .await
             .unwrap()
             .map(|found| found.home),
@@ -995,7 +1017,7 @@ async fn a_change_request_from_the_bots_fork_is_found_with_the_fork_it_lives_in(
         .unwrap();
     assert_eq!(
         t.store
-            .open_change_requests("github", "acme/widgets")
+            .open_change_requests(&RepoKey::new(ForgeKind::GitHub, "acme/widgets"))
             .await
             .unwrap(),
         [record]
@@ -1003,10 +1025,10 @@ async fn a_change_request_from_the_bots_fork_is_found_with_the_fork_it_lives_in(
 }
 
 async fn the_model_s_cost_is_summed_per_repository_and_utc_day_and_per_job(h: Harness) {
-    let widgets = JobKey::new("github", "acme/widgets", 7);
-    let tools = JobKey::new("gitlab", "acme/tools", 3);
+    let widgets = JobKey::new(ForgeKind::GitHub, "acme/widgets", 7);
+    let tools = JobKey::new(ForgeKind::GitLab, "acme/tools", 3);
     let spend = |job: i64, usd: f64, priced: bool| Spend {
-        job,
+        job: JobId(job),
         model: "gpt-4o".into(),
         usd,
         priced,
@@ -1036,7 +1058,7 @@ async fn the_model_s_cost_is_summed_per_repository_and_utc_day_and_per_job(h: Ha
 
     let day = h
         .store
-        .day_spend("github", "acme/widgets", t0())
+        .day_spend(&RepoKey::new(ForgeKind::GitHub, "acme/widgets"), t0())
         .await
         .unwrap();
     assert_eq!(
@@ -1048,7 +1070,7 @@ async fn the_model_s_cost_is_summed_per_repository_and_utc_day_and_per_job(h: Ha
     );
     let after_midnight = h
         .store
-        .day_spend("github", "acme/widgets", next_day)
+        .day_spend(&RepoKey::new(ForgeKind::GitHub, "acme/widgets"), next_day)
         .await
         .unwrap();
     assert_eq!(
@@ -1057,23 +1079,27 @@ async fn the_model_s_cost_is_summed_per_repository_and_utc_day_and_per_job(h: Ha
     );
     let quiet = h
         .store
-        .day_spend("github", "acme/quiet", t0())
+        .day_spend(&RepoKey::new(ForgeKind::GitHub, "acme/quiet"), t0())
         .await
         .unwrap();
     assert_eq!(quiet.repository_usd, 0.0);
 
-    let jobs = h.store.jobs_spend(&[1, 3, 4, 99]).await.unwrap();
-    assert_eq!(jobs[&1].usd, 0.75);
-    assert!(!jobs.contains_key(&2), "only the jobs asked for");
-    assert!(jobs[&4].price_unknown);
-    assert!(!jobs.contains_key(&99));
-    assert_eq!(h.store.job_spend(99).await.unwrap().usd, 0.0);
+    let jobs = h
+        .store
+        .jobs_spend(&[JobId(1), JobId(3), JobId(4), JobId(99)])
+        .await
+        .unwrap();
+    assert_eq!(jobs[&JobId(1)].usd, 0.75);
+    assert!(!jobs.contains_key(&JobId(2)), "only the jobs asked for");
+    assert!(jobs[&JobId(4)].price_unknown);
+    assert!(!jobs.contains_key(&JobId(99)));
+    assert_eq!(h.store.job_spend(JobId(99)).await.unwrap().usd, 0.0);
 }
 
 async fn the_daily_cap_notice_is_noted_once_per_repository_and_day(h: Harness) {
-    let first = JobKey::new("github", "acme/widgets", 7);
-    let second = JobKey::new("github", "acme/widgets", 8);
-    let elsewhere = JobKey::new("github", "acme/tools", 8);
+    let first = JobKey::new(ForgeKind::GitHub, "acme/widgets", 7);
+    let second = JobKey::new(ForgeKind::GitHub, "acme/widgets", 8);
+    let elsewhere = JobKey::new(ForgeKind::GitHub, "acme/tools", 8);
     assert!(h.store.first_spend_notice(&first, t0()).await.unwrap());
     assert!(
         !h.store
@@ -1195,7 +1221,7 @@ async fn a_failing_delivery_does_not_sink_the_others_written_in_the_same_batch()
     }
     let jobs = t.store.jobs_list(100).await.unwrap();
     assert_eq!(jobs.len(), 31);
-    assert!(jobs.iter().all(|job| job.key.issue_number != 13));
+    assert!(jobs.iter().all(|job| job.key.issue.0 != 13));
     assert_eq!(
         t.store.delivery("d-13").await.unwrap(),
         None,
@@ -1276,7 +1302,7 @@ fn a_job_key_names_the_forge_repo_and_issue() {
 
     let key = JobKey::for_issue(&repo, IssueNumber(12));
 
-    assert_eq!(key, JobKey::new("gitlab", "group/sub/project", 12));
+    assert_eq!(key, JobKey::new(ForgeKind::GitLab, "group/sub/project", 12));
     assert_eq!(key.dedupe_key(), "gitlab:group/sub/project:12");
 }
 

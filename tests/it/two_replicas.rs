@@ -96,7 +96,7 @@ async fn holder(database: &str, repo: &str) -> String {
         let jobs = store.jobs_list(50).await.expect("jobs");
         if let Some(owner) = jobs
             .iter()
-            .find(|job| job.key.repo == repo && job.state == JobState::Running)
+            .find(|job| job.key.repo.path.as_str() == repo && job.state == JobState::Running)
             .and_then(|job| job.lease_owner.clone())
         {
             store.close().await;
@@ -212,7 +212,7 @@ async fn a_replica_killed_mid_job_leaves_exactly_one_pull_request_per_issue() {
     }
     let gadgets = jobs
         .iter()
-        .find(|job| job.job.key.repo == "acme/gadgets")
+        .find(|job| job.job.key.repo.path.as_str() == "acme/gadgets")
         .unwrap();
     assert!(
         events(gadgets).contains(&format!("taken over from {owner}")),

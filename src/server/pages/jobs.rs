@@ -10,8 +10,9 @@ use serde::Deserialize;
 
 use super::html::{duration, escape, page as frame, query_value, time};
 use super::{Shared, error_page};
+use crate::forge::RepoPath;
 use crate::llm::price::dollars;
-use crate::store::{JobDetail, JobFilter, JobRecord, JobSpend, JobState, StoreError};
+use crate::store::{JobDetail, JobFilter, JobId, JobRecord, JobSpend, JobState, StoreError};
 use crate::worker::JobFacts;
 
 /// Jobs on one page of the list.
@@ -30,7 +31,7 @@ pub(super) struct ListQuery {
     state: String,
     #[serde(default)]
     repo: String,
-    before: Option<i64>,
+    before: Option<JobId>,
 }
 
 /// `GET /jobs?state=failed&repo=acme/widgets&before=120`.
@@ -51,7 +52,7 @@ pub(super) async fn list(State(state): State<Shared>, Query(query): Query<ListQu
     let repo = query.repo.trim();
     let filter = JobFilter {
         state: wanted_state,
-        repo: (!repo.is_empty()).then(|| repo.to_owned()),
+        repo: (!repo.is_empty()).then(|| RepoPath::new(repo)),
         issue: None,
         before: query.before,
         limit: PAGE_SIZE,
@@ -60,7 +61,7 @@ pub(super) async fn list(State(state): State<Shared>, Query(query): Query<ListQu
         let jobs = state.store.jobs_page(&filter).await?;
         let counts = state.store.job_counts().await?;
         let repos = state.store.job_repos().await?;
-        let ids: Vec<i64> = jobs.iter().map(|(job, _)| job.id).collect();
+        let ids: Vec<JobId> = jobs.iter().map(|(job, _)| job.id).collect();
         let spent = state.store.jobs_spend(&ids).await?;
         Ok::<_, StoreError>((jobs, counts, repos, spent))
     };
@@ -96,7 +97,7 @@ pub(super) async fn list(State(state): State<Shared>, Query(query): Query<ListQu
         body.push_str("</table>");
     }
     if jobs.len() == PAGE_SIZE as usize {
-        let oldest = jobs.last().map_or(0, |(job, _)| job.id);
+        let oldest = jobs.last().map_or(0, |(job, _)| job.id.0);
         let _ = write!(
             body,
             "<p><a id=\"older\" href=\"/jobs?state={}&amp;repo={}&amp;before={oldest}\">Older jobs</a></p>",
@@ -107,7 +108,7 @@ pub(super) async fn list(State(state): State<Shared>, Query(query): Query<ListQu
     Html(frame("Jobs", &body)).into_response()
 }
 
-fn filters(body: &mut String, wanted: Option<JobState>, repo: &str, repos: &[String]) {
+fn filters(body: &mut String, wanted: Option<JobState>, repo: &str, repos: &[RepoPath]) {
     body.push_str(
         "<form class=\"filters\" method=\"get\" action=\"/jobs\"><label>State<select name=\"state\">\
          <option value=\"\">any</option>",
@@ -124,15 +125,23 @@ fn filters(body: &mut String, wanted: Option<JobState>, repo: &str, repos: &[Str
         "</select></label><label>Repository<select name=\"repo\"><option value=\"\">any</option>",
     );
     for known in repos {
-        let selected = if known == repo { " selected" } else { "" };
-        let _ = write!(body, "<option{selected}>{}</option>", escape(known));
+        let selected = if known.as_str() == repo {
+            " selected"
+        } else {
+            ""
+        };
+        let _ = write!(
+            body,
+            "<option{selected}>{}</option>",
+            escape(known.as_str())
+        );
     }
     body.push_str("</select></label><button type=\"submit\">Filter</button></form>");
 }
 
 fn row(body: &mut String, state: &Shared, job: &JobRecord, facts: &JobFacts, cost: JobSpend) {
     let key = &job.key;
-    let issue_url = state.links.issue(&key.forge, &key.repo, key.issue_number);
+    let issue_url = state.links.issue(key);
     let change = match &facts.change_request {
         Some((number, url)) => format!("<a href=\"{}\">#{number}</a>", escape(url)),
         None => "–".into(),
@@ -152,9 +161,9 @@ fn row(body: &mut String, state: &Shared, job: &JobRecord, facts: &JobFacts, cos
         id = job.id,
         state = job.state.as_str(),
         issue_url = escape(&issue_url),
-        forge = escape(&key.forge),
-        repo = escape(&key.repo),
-        issue = key.issue_number,
+        forge = key.repo.forge,
+        repo = escape(key.repo.path.as_str()),
+        issue = key.issue.0,
         stage = escape(job.stage.as_deref().unwrap_or("–")),
         attempts = job.attempts,
         updated = time(job.updated_at),
@@ -173,7 +182,7 @@ fn cost_text(cost: JobSpend) -> String {
 
 /// `GET /jobs/ID`.
 pub(super) async fn detail(State(state): State<Shared>, Path(id): Path<String>) -> Response {
-    let Ok(id) = id.parse::<i64>() else {
+    let Ok(id) = id.parse::<JobId>() else {
         return error_page(
             StatusCode::NOT_FOUND,
             "No such job",
@@ -232,17 +241,17 @@ fn detail_body(state: &Shared, detail: &JobDetail, facts: &JobFacts, cost: JobSp
         "Repository",
         format!(
             "<a href=\"{}\">{}:{}</a>",
-            escape(&state.links.repo(&key.forge, &key.repo)),
-            escape(&key.forge),
-            escape(&key.repo)
+            escape(&state.links.repo(&key.repo)),
+            key.repo.forge,
+            escape(key.repo.path.as_str())
         ),
     );
     item(
         "Issue",
         format!(
             "<a href=\"{}\">#{}</a>",
-            escape(&state.links.issue(&key.forge, &key.repo, key.issue_number)),
-            key.issue_number
+            escape(&state.links.issue(key)),
+            key.issue.0
         ),
     );
     if let Some((number, url)) = &facts.change_request {
@@ -263,7 +272,7 @@ fn detail_body(state: &Shared, detail: &JobDetail, facts: &JobFacts, cost: JobSp
     if let Some(code) = &job.failure_code {
         item(
             "Failure",
-            format!("<strong class=\"failed\">{}</strong>", escape(code)),
+            format!("<strong class=\"failed\">{}</strong>", code.as_str()),
         );
     }
     if let Some(reason) = facts

@@ -20,7 +20,8 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use secrecy::{ExposeSecret, SecretString};
 
-use crate::store::Store;
+use crate::forge::ForgeKind;
+use crate::store::{JobKey, RepoKey, Store};
 
 /// One part of the bot as the setup page lists it: its name, `verified` / `configured, not
 /// verified` / `missing` / `broken`, and what it is or what to do.
@@ -57,13 +58,14 @@ pub struct ForgeLinks {
 
 impl ForgeLinks {
     /// The issue's web address (`https://github.com/acme/widgets/issues/7`).
-    pub fn issue(&self, forge: &str, repo: &str, number: u64) -> String {
-        match forge {
-            "gitlab" => format!(
+    pub fn issue(&self, key: &JobKey) -> String {
+        let (repo, number) = (&key.repo.path, key.issue.0);
+        match key.repo.forge {
+            ForgeKind::GitLab => format!(
                 "{}/{repo}/-/issues/{number}",
                 self.gitlab_web.trim_end_matches('/')
             ),
-            _ => format!(
+            ForgeKind::GitHub => format!(
                 "{}/{repo}/issues/{number}",
                 self.github_web.trim_end_matches('/')
             ),
@@ -71,11 +73,12 @@ impl ForgeLinks {
     }
 
     /// The repository's web address.
-    pub fn repo(&self, forge: &str, repo: &str) -> String {
-        match forge {
-            "gitlab" => format!("{}/{repo}", self.gitlab_web.trim_end_matches('/')),
-            _ => format!("{}/{repo}", self.github_web.trim_end_matches('/')),
-        }
+    pub fn repo(&self, repo: &RepoKey) -> String {
+        let web = match repo.forge {
+            ForgeKind::GitLab => &self.gitlab_web,
+            ForgeKind::GitHub => &self.github_web,
+        };
+        format!("{}/{}", web.trim_end_matches('/'), repo.path)
     }
 }
 

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::forge::{Command, Forge, Remark, Said};
+use crate::forge::{BotEvent, Command, Forge, Remark, Said};
 use crate::store::Finish;
 use crate::worker::publish::StatusOutcome;
 
@@ -69,18 +69,17 @@ impl JobRun {
                         continue;
                     }
                     checked.push(id.clone());
-                    let Ok(Some(stored)) = ctx.store.delivery(&id).await else {
+                    let Ok(Some(delivery)) = ctx.store.parsed_delivery(&id).await else {
                         continue;
                     };
-                    let delivery = stored.delivery;
-                    let Some(remark) = super::gather::remark_of(&ctx.settings, &delivery) else {
+                    let BotEvent::Remark(remark) = delivery.parsed else {
                         continue;
                     };
                     if !is_cancel(&remark) {
                         continue;
                     }
                     if super::converse::may_command(&ctx, forge.as_ref(), &remark).await {
-                        tracing::info!(job, by = %remark.actor.login, "cancel asked; the job stops at its next stage boundary");
+                        tracing::info!(job = job.0, by = %remark.actor.login, "cancel asked; the job stops at its next stage boundary");
                         by.set(remark.actor.login.clone(), delivery.id.clone());
                         flag.cancel();
                         return;
@@ -102,13 +101,13 @@ impl JobRun {
             .cancelled_by
             .login()
             .unwrap_or_else(|| "a maintainer".into());
-        tracing::info!(job = self.job.id, stage = %failed.stage, %by, "job cancelled");
+        tracing::info!(job = self.job.id.0, stage = %failed.stage, %by, "job cancelled");
         if let (None, Some(pushed)) = (
             &self.checkpoint.change_request,
             self.checkpoint.pushed.clone(),
         ) && let Err(error) = self.delete_pushed_branch(forge, request, &pushed).await
         {
-            tracing::warn!(job = self.job.id, reason = %error.describe(), "could not delete the cancelled job's branch");
+            tracing::warn!(job = self.job.id.0, reason = %error.describe(), "could not delete the cancelled job's branch");
         }
         self.checkpoint.status.current = None;
         self.checkpoint.status.outcome = Some(StatusOutcome::Cancelled {
@@ -117,13 +116,13 @@ impl JobRun {
             word: self.ctx.settings.command_word.clone(),
         });
         if let Err(error) = self.publish_status(forge, request).await {
-            tracing::warn!(job = self.job.id, reason = %error.describe(), "could not say on the issue that the job was cancelled");
+            tracing::warn!(job = self.job.id.0, reason = %error.describe(), "could not say on the issue that the job was cancelled");
         }
         let _ = self
             .event(&failed.stage, &format!("cancelled by @{by}"))
             .await;
         JobEnd::Finished(Finish::Failed {
-            code: failed.code.to_string(),
+            code: failed.code,
             error: format!("cancelled by @{by} during {}", failed.stage),
         })
     }

@@ -2,9 +2,9 @@
 //! polite reply to anyone else), then one answer — status, cancel, retry, or a revision.
 
 use crate::failure::FailureCode;
-use crate::forge::{Command, CommentId, Forge, ForgeError, IssueNumber, Remark, Said, Thread};
+use crate::forge::{Command, CommentId, Forge, ForgeError, Remark, Said, Thread};
 use crate::pipeline::fix::ProposedPlan;
-use crate::store::{Finish, JobFilter, JobRecord};
+use crate::store::{Finish, JobFilter, JobId, JobRecord};
 use crate::worker::WorkerContext;
 use crate::worker::own_marks::Own;
 use crate::worker::publish::{StatusOutcome, StatusView, status_comment};
@@ -62,7 +62,7 @@ async fn authority(
 
 /// A plan an earlier job of the issue proposed, waiting for approval.
 struct WaitingPlan {
-    job: i64,
+    job: JobId,
     plan: ProposedPlan,
     status_comment: Option<u64>,
     status: StatusView,
@@ -162,7 +162,7 @@ impl JobRun {
         let answered = asks.status.len() + asks.cancel.len() + asks.approval.len();
         if answered == 0 && asks.revision.is_empty() && asks.checks_failed.is_empty() {
             return JobEnd::Finished(Finish::Failed {
-                code: FailureCode::PermissionDenied.to_string(),
+                code: FailureCode::PermissionDenied,
                 error: "no one who may push asked for anything".into(),
             });
         }
@@ -173,7 +173,7 @@ impl JobRun {
     fn request_by(&self, talk: &Talk, remark: &Remark) -> Request {
         Request {
             repo: talk.repo.clone(),
-            issue: IssueNumber(self.job.key.issue_number),
+            issue: self.job.key.issue,
             actor: remark.actor.clone(),
         }
     }
@@ -267,12 +267,12 @@ impl JobRun {
                 next: self.job.id,
             });
             let text = self.redactor.redact(&status_comment(&view));
-            let issue = IssueNumber(self.job.key.issue_number);
+            let issue = self.job.key.issue;
             if let Err(error) = forge
                 .update_comment(&talk.repo, issue, CommentId(comment), &text)
                 .await
             {
-                tracing::warn!(job = self.job.id, %error, "could not update the waiting job's status comment");
+                tracing::warn!(job = self.job.id.0, %error, "could not update the waiting job's status comment");
             }
         }
         Ok(true)

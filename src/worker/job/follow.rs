@@ -138,7 +138,7 @@ impl JobRun {
             )
             .await?;
             return Ok(Followed::Done(Finish::Failed {
-                code: FailureCode::GitConflict.to_string(),
+                code: FailureCode::GitConflict,
                 error: format!(
                     "the base moved and {theirs} commit(s) on the branch are a person's"
                 ),

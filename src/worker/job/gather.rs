@@ -1,9 +1,8 @@
-//! What a job is asked to do, read again from every delivery linked to it: a labelled issue to
-//! fix, or remarks (commands, reviews, line comments) to answer; the rest waits for a follow-up.
+//! What a job is asked to do, from what the server read in every delivery linked to it: a
+//! labelled issue to fix, or remarks (commands, reviews, line comments) to answer; the rest
+//! waits for a follow-up.
 
-use crate::forge::{BotEvent, Remark, RepoRef, Triggers, github, gitlab};
-use crate::store::Delivery;
-use crate::worker::WorkerSettings;
+use crate::forge::{BotEvent, Remark, RepoRef};
 
 use super::stop::{Stop, invalid};
 use super::{JobRun, Request};
@@ -48,7 +47,7 @@ impl JobRun {
             )));
         };
         let first_run = self.checkpoint.seen.is_empty();
-        let origin_event = self.parse(&origin)?;
+        let origin_event = origin.parsed.clone();
         let talking = matches!(origin_event, BotEvent::Remark(_));
         let following = matches!(origin_event, BotEvent::BaseMoved { .. });
         let mut labelled = None;
@@ -59,15 +58,7 @@ impl JobRun {
             if !first_run && !self.checkpoint.seen.contains(&delivery.id) {
                 continue;
             }
-            let event = if delivery.id == origin.id {
-                origin_event.clone()
-            } else {
-                match self.parse(delivery) {
-                    Ok(event) => event,
-                    Err(_) => continue,
-                }
-            };
-            match event {
+            match delivery.parsed.clone() {
                 BotEvent::IssueLabeled {
                     repo, issue, actor, ..
                 } if !talking && !following => {
@@ -117,35 +108,4 @@ impl JobRun {
             },
         }
     }
-
-    fn parse(&self, delivery: &Delivery) -> Result<BotEvent, Stop> {
-        parse_delivery(&self.ctx.settings, delivery).map_err(invalid)
-    }
-}
-
-/// The remark a delivery makes, if it makes one (a delivery that cannot be read makes none).
-pub(super) fn remark_of(settings: &WorkerSettings, delivery: &Delivery) -> Option<Remark> {
-    match parse_delivery(settings, delivery) {
-        Ok(BotEvent::Remark(remark)) => Some(remark),
-        _ => None,
-    }
-}
-
-/// A stored delivery read again, with the triggers configured now.
-fn parse_delivery(settings: &WorkerSettings, delivery: &Delivery) -> Result<BotEvent, String> {
-    let triggers = Triggers {
-        label: &settings.trigger_label,
-        command: &settings.command_word,
-    };
-    let parsed = match delivery.forge.as_str() {
-        "github" => github::parse_event_with(&delivery.event, &delivery.payload, &triggers),
-        "gitlab" => gitlab::parse_event_with(&delivery.event, &delivery.payload, &triggers),
-        other => {
-            return Err(format!(
-                "delivery {} is from an unknown forge {other:?}",
-                delivery.id
-            ));
-        }
-    };
-    parsed.map_err(|error| format!("delivery {} cannot be read: {error}", delivery.id))
 }

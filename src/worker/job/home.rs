@@ -46,14 +46,10 @@ impl JobRun {
             return Ok(None);
         }
         let key = &self.job.key;
-        let open = self
-            .ctx
-            .store
-            .open_change_requests(&key.forge, &key.repo)
-            .await?;
+        let open = self.ctx.store.open_change_requests(&key.repo).await?;
         Ok(open
             .into_iter()
-            .filter(|record| record.key.issue_number == key.issue_number)
+            .filter(|record| record.key.issue == key.issue)
             .max_by_key(|record| record.job)
             .map(|record| record.home))
     }

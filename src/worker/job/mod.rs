@@ -46,7 +46,7 @@ pub enum JobEnd {
     },
     /// The job failed, and the forge did not take its failure report (`why`).
     FailedUnreported {
-        code: String,
+        code: FailureCode,
         error: String,
         why: String,
     },
@@ -101,7 +101,7 @@ impl JobRun {
         if matches!(end, JobEnd::Finished(_) | JobEnd::FailedUnreported { .. }) {
             let worktree = self.job_dir().join("worktree");
             if let Err(reason) = remove_dir_if_present(&worktree) {
-                tracing::warn!(job = self.job.id, %reason, "could not remove the finished job's working copy");
+                tracing::warn!(job = self.job.id.0, %reason, "could not remove the finished job's working copy");
             }
         }
         let mut seen = self.checkpoint.seen.clone();
@@ -118,7 +118,7 @@ impl JobRun {
             Some(forge) => forge,
             None => {
                 return JobEnd::Finished(Finish::Failed {
-                    code: FailureCode::InvalidInput.to_string(),
+                    code: FailureCode::InvalidInput,
                     error: format!(
                         "no {:?} client is configured (token or App): the job cannot run",
                         work.repo().forge
@@ -146,7 +146,7 @@ impl JobRun {
         };
         let request = Request {
             repo,
-            issue: IssueNumber(self.job.key.issue_number),
+            issue: self.job.key.issue,
             actor: bot,
         };
         if !self.checkpoint.following {
@@ -223,7 +223,7 @@ impl JobRun {
             Stop::Failed(failed) => failed,
         };
         JobEnd::Finished(Finish::Failed {
-            code: failed.code.to_string(),
+            code: failed.code,
             error: self.redactor.redact(&failed.reason),
         })
     }

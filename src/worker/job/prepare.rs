@@ -48,7 +48,7 @@ impl JobRun {
             Verdict::Ignore(reason) => {
                 self.event(stage, &format!("ignored: {reason}")).await?;
                 return Err(Stop::Finished(Finish::Failed {
-                    code: FailureCode::PermissionDenied.to_string(),
+                    code: FailureCode::PermissionDenied,
                     error: reason,
                 }));
             }
@@ -110,14 +110,14 @@ impl JobRun {
             if error.is_retryable() {
                 return Stop::Retry(Fault::forge("authorize", &error));
             }
-            tracing::warn!(job = self.job.id, %error, "could not post the refusal comment");
+            tracing::warn!(job = self.job.id.0, %error, "could not post the refusal comment");
         }
         let code = match refusal {
             Refusal::Bot { .. } | Refusal::NoPushRights { .. } => FailureCode::PermissionDenied,
             _ => FailureCode::InvalidInput,
         };
         Stop::Finished(Finish::Failed {
-            code: code.to_string(),
+            code,
             error: format!("refused: {}", refusal.summary()),
         })
     }

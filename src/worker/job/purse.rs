@@ -18,18 +18,14 @@ impl JobRun {
     /// under them before; every answer's cost goes to the metrics as it comes.
     pub(super) async fn purse(&self, request: &Request) -> Result<SpendGuard, Stop> {
         let key = &self.job.key;
-        let today = self
-            .ctx
-            .store
-            .day_spend(&key.forge, &key.repo, Utc::now())
-            .await?;
+        let today = self.ctx.store.day_spend(&key.repo, Utc::now()).await?;
         let job_before = self.ctx.store.job_spend(self.job.id).await?.usd;
         let settings = &self.ctx.settings;
         let caps = settings
             .caps
             .caps(today.repository_usd, today.all_usd, job_before);
         let telemetry = self.ctx.telemetry.clone();
-        let repository = format!("{}:{}", key.forge, request.repo.owner_path);
+        let repository = format!("{}:{}", key.repo.forge, request.repo.owner_path);
         let model = settings.pricing.model.clone();
         Ok(
             SpendGuard::new(settings.pricing.clone(), caps).observed_by(std::sync::Arc::new(
@@ -67,7 +63,7 @@ impl JobRun {
     ) -> Result<(), Stop> {
         let key = &self.job.key;
         let now = Utc::now();
-        let today = self.ctx.store.day_spend(&key.forge, &key.repo, now).await?;
+        let today = self.ctx.store.day_spend(&key.repo, now).await?;
         let Some(cap) = self
             .ctx
             .settings
@@ -94,7 +90,7 @@ impl JobRun {
                 .create_comment(&request.repo, request.issue, &self.redactor.redact(&text))
                 .await
             {
-                tracing::warn!(job = self.job.id, %error, "could not post the spending cap's notice");
+                tracing::warn!(job = self.job.id.0, %error, "could not post the spending cap's notice");
             }
         } else {
             self.event(
@@ -104,7 +100,7 @@ impl JobRun {
             .await?;
         }
         Err(Stop::Finished(Finish::Failed {
-            code: FailureCode::BudgetExceeded.to_string(),
+            code: FailureCode::BudgetExceeded,
             error: format!("not started: {reason}"),
         }))
     }

@@ -3,7 +3,7 @@
 
 use crate::forge::{CommentId, Forge, ForgeError};
 use crate::git::{BranchName, CommitSha};
-use crate::store::Finish;
+use crate::store::{Finish, JobId};
 use crate::worker::own_marks::Own;
 use crate::worker::publish::{
     FailureReport, StatusOutcome, StatusView, Step, status_comment, status_marker,
@@ -21,7 +21,7 @@ impl JobRun {
         request: &Request,
         failed: Failed,
     ) -> JobEnd {
-        tracing::warn!(job = self.job.id, stage = %failed.stage, code = %failed.code, reason = %failed.reason, "job failed");
+        tracing::warn!(job = self.job.id.0, stage = %failed.stage, code = %failed.code, reason = %failed.reason, "job failed");
         let keep = self
             .checkpoint
             .fixed
@@ -56,12 +56,12 @@ impl JobRun {
         }
         match published {
             Ok(()) => JobEnd::Finished(Finish::Failed {
-                code: report.code.to_string(),
+                code: report.code,
                 error: report.reason,
             }),
             // The job has ended; only its report is owed, and tried again on its own.
             Err(Stop::Retry(fault)) => JobEnd::FailedUnreported {
-                code: report.code.to_string(),
+                code: report.code,
                 error: report.reason,
                 why: fault.reason,
             },
@@ -69,9 +69,9 @@ impl JobRun {
             // Never returned while publishing: the failure is decided and saved.
             Err(Stop::Drained) => JobEnd::Released,
             Err(Stop::Failed(other)) => {
-                tracing::error!(job = self.job.id, reason = %other.reason, "could not publish the failure");
+                tracing::error!(job = self.job.id.0, reason = %other.reason, "could not publish the failure");
                 JobEnd::Finished(Finish::Failed {
-                    code: report.code.to_string(),
+                    code: report.code,
                     error: format!(
                         "{} (and publishing it failed: {})",
                         report.reason, other.reason
@@ -92,7 +92,7 @@ impl JobRun {
         if let (Some(pushed), false) = (self.checkpoint.pushed.clone(), keep) {
             self.delete_pushed_branch(forge, request, &pushed).await?;
         }
-        if self.checkpoint.status.job == 0 {
+        if self.checkpoint.status.job == JobId(0) {
             self.checkpoint.status = StatusView {
                 job: self.job.id,
                 requested_by: request.actor.login.clone(),

@@ -30,7 +30,7 @@ impl JobRun {
     ) -> Result<Finish, Stop> {
         let Some(target) = self.revision_target(forge, request, ask.first).await? else {
             return Ok(Finish::Failed {
-                code: FailureCode::InvalidInput.to_string(),
+                code: FailureCode::InvalidInput,
                 error: "no open change request of autofix's to revise".into(),
             });
         };
@@ -54,7 +54,7 @@ impl JobRun {
                 self.reply_on(forge, &request.repo, thread, "revision", &text)
                     .await?;
                 return Ok(Finish::Failed {
-                    code: failed.code.to_string(),
+                    code: failed.code,
                     error: failed.reason,
                 });
             }

@@ -7,7 +7,7 @@ use crate::failure::FailureCode;
 use crate::forge::ForgeError;
 use crate::git::GitError;
 use crate::pipeline::fix::FixSummary;
-use crate::store::{Finish, StoreError};
+use crate::store::{Finish, JobId, StoreError};
 use crate::telemetry::StageClock;
 
 /// A failure: the stage, the code, one line of reason, and what output explains it.
@@ -87,7 +87,7 @@ impl Fault {
 
     /// The failure this fault is when it met the job's last allowed attempt: its own code and
     /// words first, then how many attempts there were and where their history is.
-    pub(super) fn into_failure(self, attempts: u32, job: i64) -> Failed {
+    pub(super) fn into_failure(self, attempts: u32, job: JobId) -> Failed {
         let which = match attempts {
             0 | 1 => "the job's only attempt".to_owned(),
             _ => format!("the last of the job's {attempts} attempts"),

@@ -838,7 +838,7 @@ impl BotTester {
     }
 
     /// Runs the worker until no job is runnable.
-    pub async fn run_until_idle(&self) -> Vec<i64> {
+    pub async fn run_until_idle(&self) -> Vec<autofix::store::JobId> {
         worker::run_until_idle(&self.context, "story-worker")
             .await
             .expect("the job store answers")
