@@ -39,7 +39,7 @@ struct Tally {
 impl Tally {
     fn add(&mut self, summary: &FixSummary) {
         self.jobs += 1;
-        self.resolved += u32::from(summary.committed && summary.failure_code.is_none());
+        self.resolved += u32::from(summary.committed && summary.failure.is_none());
         self.input_tokens += summary.input_tokens;
         self.output_tokens += summary.output_tokens;
     }
@@ -69,9 +69,9 @@ async fn run_setting(llm: &dyn LlmProvider, issues: &[Issue], count: u32) -> Tal
         let summary = fix(&options, llm)
             .await
             .expect("the artifacts are writable");
-        let ending = match summary.failure_code {
+        let ending = match &summary.failure {
             None => "committed".to_string(),
-            Some(code) => format!("{code}"),
+            Some(failure) => failure.code.to_string(),
         };
         println!(
             "  count {count} #{:<2} {ending:<20} {:>6} tokens {}",

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use autofix::failure::FailureCode;
+use autofix::failure::{FailureCode, Stage};
 use autofix::forge::{BotEvent, ForgeKind};
 use autofix::server::pages::{self, ForgeLinks, PagesState, SetupFacts};
 use autofix::store::{Delivery, EnqueueOutcome, Finish, JobKey, Store};
@@ -113,14 +113,15 @@ async fn fill(store: &Store) {
             .expect("a queued job");
         let id = claimed.id;
         store
-            .record_stage(id, "bench", "validate", "ran the tests", Utc::now())
+            .record_stage(id, "bench", Stage::Validate, "ran the tests", Utc::now())
             .await
             .expect("a stage");
         let finish = if n % 2 == 0 {
-            Finish::Failed {
-                code: FailureCode::ValidationFailed,
-                error: "test_calc.py::test_clamp failed".into(),
-            }
+            Finish::failed(
+                FailureCode::ValidationFailed,
+                Stage::Validate,
+                "test_calc.py::test_clamp failed",
+            )
         } else {
             Finish::Succeeded
         };

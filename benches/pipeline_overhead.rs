@@ -162,7 +162,7 @@ fn main() {
         assert!(
             summary.committed,
             "the benchmark run must succeed: {:?}",
-            summary.reason
+            summary.failure
         );
         let report: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(summary.artifacts.join("TEST_REPORT.json")).unwrap(),

@@ -148,7 +148,7 @@ fn main() {
     );
     let mut over = 0;
     for ((repo, stage), found) in ordered(&largest) {
-        let budget = budgets.of(stage);
+        let budget = budgets.of(stage.parse().expect("a stage of the pipeline"));
         let tokens = found.tokens;
         over += usize::from(tokens > budget);
         println!(

@@ -123,12 +123,9 @@ impl Tally {
 
 /// `committed`, or the failure code and the stage it happened at.
 fn ending(summary: &FixSummary) -> String {
-    match summary.failure_code {
+    match &summary.failure {
         None => "committed".to_string(),
-        Some(code) => format!(
-            "{code} at {}",
-            summary.failure_stage.as_deref().unwrap_or("?")
-        ),
+        Some(failure) => format!("{} at {}", failure.code, failure.stage),
     }
 }
 
@@ -152,8 +149,9 @@ async fn run_mode(llm: &dyn LlmProvider, issues: &[Issue]) -> Tally {
             .await
             .expect("the artifacts are writable");
         let reason: String = summary
-            .reason
-            .clone()
+            .failure
+            .as_ref()
+            .map(|failure| failure.reason.as_str())
             .unwrap_or_default()
             .chars()
             .take(110)

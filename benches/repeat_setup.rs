@@ -223,7 +223,7 @@ impl Story {
             .unwrap();
         let total = started.elapsed();
         let log = std::fs::read_to_string(out.join("run/run.log")).unwrap();
-        assert!(summary.failure_code.is_none(), "{log}");
+        assert!(summary.failure.is_none(), "{log}");
         for line in log.lines().filter(|line| {
             line.contains("setup: restored")
                 || line.contains("cache: setup kept")

@@ -1,7 +1,9 @@
-//! The failure codes: the one vocabulary shared by failure comments, job records, artifacts and
-//! exit statuses. Each code has one line of meaning, also listed in `docs/failure-codes.md`.
+//! How a job fails, said one way from the stage that fails to the job record, the comment and
+//! the exit status: the failure codes (each with one line of meaning, also listed in
+//! `docs/failure-codes.md`), the stages, and the failure itself.
 
 use std::fmt;
+use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
@@ -113,6 +115,200 @@ impl fmt::Display for FailureCode {
     }
 }
 
+/// Where a job is when something happens to it: the pipeline's stages, and the worker's steps
+/// around them. Written in snake case (`validate`, `ci`) in run logs, job histories, comments,
+/// artifacts and metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// The repository, the issue and the configuration are checked before any work.
+    Preflight,
+    /// The model decides whether the issue is actionable.
+    Triage,
+    /// The model plans the change: steps and files.
+    Plan,
+    /// The model writes a test that shows the issue, run on the base commit.
+    Reproduce,
+    /// The repository's files and symbols are read for context.
+    Index,
+    /// The repository's setup commands run (with network when asked).
+    Setup,
+    /// The model edits the files.
+    Edit,
+    /// The model repairs its change after a failed check.
+    Repair,
+    /// The repository's own checks run on the change.
+    Validate,
+    /// The model reviews the validated change.
+    Audit,
+    /// The feature branch is made.
+    Branch,
+    /// The change is committed.
+    Commit,
+    /// The whole pipeline, seen from the worker.
+    Fix,
+    /// Whoever asked is checked for push rights.
+    Authorize,
+    /// The job reads the deliveries it handles.
+    Gather,
+    /// The repository is fetched into the job's working copy.
+    Fetch,
+    /// The checks run on the base commit; for a change request, the base it follows is read.
+    Base,
+    /// A change request's commits are made again on a moved base.
+    Rebase,
+    /// The commit is pushed.
+    Push,
+    /// The pull or merge request is opened.
+    Open,
+    /// The status comment on the issue is written.
+    Status,
+    /// A reply to a maintainer is posted.
+    Reply,
+    /// A change request is revised after review.
+    Revise,
+    /// A change request's failed checks are read and repaired.
+    Ci,
+    /// Remarks on an issue or change request are answered.
+    Talk,
+    /// The outcome is posted on the forge.
+    Publish,
+    /// The job finished its work.
+    Done,
+    /// The bot's own machinery, outside any stage (the job store, a crash).
+    Worker,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 28] = [
+        Stage::Preflight,
+        Stage::Triage,
+        Stage::Plan,
+        Stage::Reproduce,
+        Stage::Index,
+        Stage::Setup,
+        Stage::Edit,
+        Stage::Repair,
+        Stage::Validate,
+        Stage::Audit,
+        Stage::Branch,
+        Stage::Commit,
+        Stage::Fix,
+        Stage::Authorize,
+        Stage::Gather,
+        Stage::Fetch,
+        Stage::Base,
+        Stage::Rebase,
+        Stage::Push,
+        Stage::Open,
+        Stage::Status,
+        Stage::Reply,
+        Stage::Revise,
+        Stage::Ci,
+        Stage::Talk,
+        Stage::Publish,
+        Stage::Done,
+        Stage::Worker,
+    ];
+
+    /// The stage as written everywhere, e.g. `validate`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Preflight => "preflight",
+            Stage::Triage => "triage",
+            Stage::Plan => "plan",
+            Stage::Reproduce => "reproduce",
+            Stage::Index => "index",
+            Stage::Setup => "setup",
+            Stage::Edit => "edit",
+            Stage::Repair => "repair",
+            Stage::Validate => "validate",
+            Stage::Audit => "audit",
+            Stage::Branch => "branch",
+            Stage::Commit => "commit",
+            Stage::Fix => "fix",
+            Stage::Authorize => "authorize",
+            Stage::Gather => "gather",
+            Stage::Fetch => "fetch",
+            Stage::Base => "base",
+            Stage::Rebase => "rebase",
+            Stage::Push => "push",
+            Stage::Open => "open",
+            Stage::Status => "status",
+            Stage::Reply => "reply",
+            Stage::Revise => "revise",
+            Stage::Ci => "ci",
+            Stage::Talk => "talk",
+            Stage::Publish => "publish",
+            Stage::Done => "done",
+            Stage::Worker => "worker",
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl AsRef<str> for Stage {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+/// A stage name autofix does not use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown stage {0:?}")]
+pub struct UnknownStage(pub String);
+
+impl FromStr for Stage {
+    type Err = UnknownStage;
+
+    fn from_str(name: &str) -> Result<Self, UnknownStage> {
+        Stage::ALL
+            .into_iter()
+            .find(|stage| stage.as_str() == name)
+            .ok_or_else(|| UnknownStage(name.to_owned()))
+    }
+}
+
+/// Why a job (or a local run) ended without its change: the code, the stage it happened in,
+/// one line of reason, and the end of the output that explains it (secrets redacted). The
+/// same value is recorded, posted and turned into the exit status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub code: FailureCode,
+    pub stage: Stage,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tail: Option<String>,
+}
+
+impl Failure {
+    pub fn new(code: FailureCode, stage: Stage, reason: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            stage,
+            reason: reason.into(),
+            output_tail: None,
+        }
+    }
+
+    /// The same failure with the end of the output that explains it.
+    pub fn with_output_tail(mut self, tail: Option<String>) -> Failure {
+        self.output_tail = tail;
+        self
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at {}: {}", self.code, self.stage, self.reason)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +328,28 @@ mod tests {
         assert_eq!(statuses.len(), FailureCode::ALL.len());
         assert_eq!(FailureCode::GitConflict.exit_status(), 10);
         assert_eq!(FailureCode::ReproductionFailed.exit_status(), 28);
+    }
+
+    #[test]
+    fn every_stage_reads_back_from_its_name() {
+        for stage in Stage::ALL {
+            assert_eq!(stage.as_str().parse::<Stage>(), Ok(stage));
+            let json = serde_json::to_string(&stage).unwrap();
+            assert_eq!(json, format!("\"{stage}\""));
+        }
+        assert!("nowhere".parse::<Stage>().is_err());
+    }
+
+    #[test]
+    fn a_failure_reads_as_its_code_stage_and_reason() {
+        let failure = Failure::new(
+            FailureCode::ValidationFailed,
+            Stage::Validate,
+            "`pytest` failed",
+        );
+        assert_eq!(
+            failure.to_string(),
+            "VALIDATION_FAILED at validate: `pytest` failed"
+        );
     }
 }

@@ -405,7 +405,7 @@ fn fix_command(
     match runtime.block_on(autofix::pipeline::fix::fix(&options, provider.as_ref())) {
         Err(message) => invalid(message),
         Ok(summary) => {
-            match (&summary.failure_code, &summary.subject, &summary.branch) {
+            match (&summary.failure, &summary.subject, &summary.branch) {
                 (None, Some(subject), Some(branch)) => {
                     say!("committed on {branch}: {subject}");
                     if let Some(line) = &summary.candidates_line {
@@ -427,21 +427,14 @@ fn fix_command(
                         say!("note: flaky: {}", summary.flaky.join(", "));
                     }
                 }
-                _ => say!(
-                    "FAIL {} at {}: {}",
-                    summary
-                        .failure_code
-                        .map(|c| c.to_string())
-                        .unwrap_or_default(),
-                    summary.failure_stage.clone().unwrap_or_default(),
-                    summary.reason.clone().unwrap_or_default()
-                ),
+                (Some(failure), _, _) => say!("FAIL {failure}"),
+                (None, _, _) => say!("FAIL: the run ended without a commit"),
             }
             say!("{}", autofix::worker::publish::Cost::of(&summary).line());
             say!("artifacts: {}", summary.artifacts.display());
-            match summary.failure_code {
+            match &summary.failure {
                 None => ExitCode::SUCCESS,
-                Some(code) => ExitCode::from(code.exit_status()),
+                Some(failure) => ExitCode::from(failure.code.exit_status()),
             }
         }
     }

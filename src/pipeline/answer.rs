@@ -4,15 +4,13 @@
 use serde_json::{Map, Value};
 
 use super::StageOutputError;
+use crate::failure::Stage;
 
 /// How much of a stray text or a wrong value an error message quotes.
 const QUOTE_CHARS: usize = 40;
 
 /// The answer's single JSON object, or why the text is not exactly that.
-pub(super) fn object(
-    stage: &'static str,
-    text: &str,
-) -> Result<Map<String, Value>, StageOutputError> {
+pub(super) fn object(stage: Stage, text: &str) -> Result<Map<String, Value>, StageOutputError> {
     let fail = |message: String| StageOutputError::new(stage, message);
     let json = strip_one_fence(text.trim()).map_err(fail)?;
     if json.is_empty() {
@@ -82,13 +80,13 @@ fn strip_one_fence(text: &str) -> Result<&str, String> {
 
 /// The fields of one JSON object, named in messages as `"prefix.key"`.
 pub(super) struct Fields<'a> {
-    stage: &'static str,
+    stage: Stage,
     object: &'a Map<String, Value>,
     prefix: String,
 }
 
 impl<'a> Fields<'a> {
-    pub(super) fn new(stage: &'static str, object: &'a Map<String, Value>) -> Self {
+    pub(super) fn new(stage: Stage, object: &'a Map<String, Value>) -> Self {
         Fields {
             stage,
             object,
@@ -278,15 +276,24 @@ mod tests {
     use super::*;
 
     fn error(text: &str) -> String {
-        object("triage", text).unwrap_err().to_string()
+        object(Stage::Triage, text).unwrap_err().to_string()
     }
 
     #[test]
     fn a_bare_object_and_a_fenced_one_are_both_read() {
-        assert_eq!(object("t", "{\"a\": 1}").unwrap()["a"], 1);
-        assert_eq!(object("t", "```json\n{\"a\": 1}\n```").unwrap()["a"], 1);
-        assert_eq!(object("t", "```\n{\"a\": 1}\n```\n").unwrap()["a"], 1);
-        assert_eq!(object("t", "```JSON\n{\"a\": 1}```").unwrap()["a"], 1);
+        assert_eq!(object(Stage::Triage, "{\"a\": 1}").unwrap()["a"], 1);
+        assert_eq!(
+            object(Stage::Triage, "```json\n{\"a\": 1}\n```").unwrap()["a"],
+            1
+        );
+        assert_eq!(
+            object(Stage::Triage, "```\n{\"a\": 1}\n```\n").unwrap()["a"],
+            1
+        );
+        assert_eq!(
+            object(Stage::Triage, "```JSON\n{\"a\": 1}```").unwrap()["a"],
+            1
+        );
     }
 
     #[test]

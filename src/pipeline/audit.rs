@@ -13,13 +13,14 @@ use super::plan::Plan;
 use super::prompts::plan_part;
 use super::sections::issue_part;
 use super::test_report::CommandReport;
+use crate::failure::Stage;
 use crate::llm::ResponseSchema;
 use crate::quote::one_line;
 
 const INTRO: &str = include_str!("prompts/audit.md");
 const ANSWER: &str = include_str!("prompts/audit_answer.md");
 
-const STAGE: &str = "audit";
+const STAGE: Stage = Stage::Audit;
 
 /// Failing test names shown per command; the rest are counted.
 const MAX_FAILURES_SHOWN: usize = 20;
@@ -173,7 +174,7 @@ fn describe_command(command: &CommandReport) -> String {
 pub fn schema() -> ResponseSchema {
     let texts = json!({"type": "array", "items": {"type": "string"}});
     ResponseSchema {
-        name: STAGE.into(),
+        name: STAGE.as_str().into(),
         schema: json!({
             "type": "object",
             "properties": {

@@ -2,6 +2,7 @@
 //! `pipeline.context_tokens`), and fitting a prompt's parts into its budget with marked cuts.
 
 use super::context::BYTES_PER_TOKEN;
+use crate::failure::Stage;
 use crate::quote::fenced;
 
 /// The smallest budget any stage gets, however small `pipeline.context_tokens` is: the stage's
@@ -55,14 +56,14 @@ impl Budgets {
         }
     }
 
-    /// The budget of a stage by its name in the run log (`edit`, `repair`, …).
-    pub fn of(&self, stage: &str) -> usize {
+    /// The budget of a stage's prompt; a stage that asks the model nothing has the edit's.
+    pub fn of(&self, stage: Stage) -> usize {
         match stage {
-            "triage" => self.triage,
-            "plan" => self.plan,
-            "reproduce" => self.reproduce,
-            "repair" => self.repair,
-            "audit" => self.audit,
+            Stage::Triage => self.triage,
+            Stage::Plan => self.plan,
+            Stage::Reproduce => self.reproduce,
+            Stage::Repair => self.repair,
+            Stage::Audit => self.audit,
             _ => self.edit,
         }
     }
@@ -343,7 +344,7 @@ mod tests {
                 audit: 30_000,
             }
         );
-        assert_eq!(budgets.of("repair"), 60_000);
+        assert_eq!(budgets.of(Stage::Repair), 60_000);
         let tiny = Budgets::from_context_tokens(100);
         assert_eq!(tiny.triage, MIN_STAGE_TOKENS);
         assert_eq!(tiny.edit, MIN_STAGE_TOKENS);

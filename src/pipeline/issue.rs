@@ -1,6 +1,7 @@
 //! The issue a pipeline run works on, read from a file: JSON (`{"number", "title", "body",
 //! "labels"}`) or Markdown (first line the title, `# ` optional; the rest the body).
 
+use crate::failure::Stage;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -43,8 +44,11 @@ fn parse_json(text: &str) -> Result<Issue, String> {
     let Value::Object(object) = &value else {
         return Err("issue: the file must hold one JSON object".into());
     };
-    let fields = Fields::new("issue", object);
-    let title = fields.text("title").map_err(|e| e.to_string())?;
+    // The issue file is read at preflight; its messages name the file (`issue: …`).
+    let fields = Fields::new(Stage::Preflight, object);
+    let title = fields
+        .text("title")
+        .map_err(|e| format!("issue: {}", e.message))?;
     let number = match fields.optional("number") {
         None => None,
         Some(value) => Some(value.as_u64().filter(|number| *number > 0).ok_or_else(|| {
@@ -56,7 +60,7 @@ fn parse_json(text: &str) -> Result<Issue, String> {
     };
     let body = fields
         .optional_string("body")
-        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("issue: {}", e.message))?
         .unwrap_or_default();
     let labels = match fields.optional("labels") {
         None => Vec::new(),

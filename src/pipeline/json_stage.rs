@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::StageOutputError;
 use crate::config::LlmSection;
-use crate::failure::FailureCode;
+use crate::failure::{FailureCode, Stage};
 use crate::llm::ResponseSchema;
 use crate::quote::fenced;
 
@@ -74,7 +74,7 @@ pub enum Problem {
 
 impl Problem {
     /// The failure code and reason when the corrective round did not help either.
-    pub fn failure(&self, stage: &str, cap_key: &str) -> (FailureCode, String) {
+    pub fn failure(&self, stage: Stage, cap_key: &str) -> (FailureCode, String) {
         match self {
             Problem::Unreadable(error) => (
                 FailureCode::LlmOutputInvalid,
@@ -203,8 +203,10 @@ mod tests {
 
     #[test]
     fn the_corrective_prompt_names_the_problem_quotes_the_answer_and_gives_the_schema() {
-        let problem =
-            Problem::Unreadable(StageOutputError::new("plan", "\"file_changes\" is missing"));
+        let problem = Problem::Unreadable(StageOutputError::new(
+            Stage::Plan,
+            "\"file_changes\" is missing",
+        ));
         let text = corrective_prompt("PROMPT", &problem, "{\"plan_steps\": []}", &schema());
         assert!(text.starts_with("PROMPT\n\n## Your previous answer could not be used\n"));
         assert!(text.contains("The problem: \"file_changes\" is missing.\n"));
@@ -231,13 +233,14 @@ mod tests {
             cap: 512,
             finish_reason: "MAX_TOKENS".into(),
         };
-        let (code, reason) = cut.failure("triage", "llm.max_output_tokens_triage");
+        let (code, reason) = cut.failure(Stage::Triage, "llm.max_output_tokens_triage");
         assert_eq!(code, FailureCode::LlmOutputTruncated);
         assert!(reason.contains("512-token output cap (finish reason `MAX_TOKENS`)"));
         assert!(reason.contains("`llm.max_output_tokens_triage`"));
-        let unreadable = Problem::Unreadable(StageOutputError::new("triage", "\"x\" is missing"));
+        let unreadable =
+            Problem::Unreadable(StageOutputError::new(Stage::Triage, "\"x\" is missing"));
         assert_eq!(
-            unreadable.failure("triage", "k").0,
+            unreadable.failure(Stage::Triage, "k").0,
             FailureCode::LlmOutputInvalid
         );
     }

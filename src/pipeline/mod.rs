@@ -25,16 +25,18 @@ pub mod sections;
 pub mod test_report;
 pub mod triage;
 
+use crate::failure::Stage;
+
 /// Why a model's answer for a stage could not be used: one line, naming the stage and field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{stage}: {message}")]
 pub struct StageOutputError {
-    pub stage: &'static str,
+    pub stage: Stage,
     pub message: String,
 }
 
 impl StageOutputError {
-    pub fn new(stage: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(stage: Stage, message: impl Into<String>) -> Self {
         StageOutputError {
             stage,
             message: message.into(),

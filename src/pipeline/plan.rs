@@ -12,6 +12,7 @@ use super::repo_map::{LookedUp, looked_up_parts, map_part};
 use super::sections::{instructions_part, issue_part};
 use super::triage::Triage;
 use crate::edits::paths::{self, PathRefusal, ProjectRoot, ProtectedPaths};
+use crate::failure::Stage;
 use crate::git::CommitKind;
 use crate::llm::ResponseSchema;
 use crate::quote::one_line;
@@ -32,7 +33,7 @@ pub fn map_tokens(context_tokens: usize) -> usize {
 /// Most names one look-up answer may list.
 pub const MAX_NEEDED_NAMES: usize = 8;
 
-const STAGE: &str = "plan";
+const STAGE: Stage = Stage::Plan;
 
 const SUMMARY_MIN_CHARS: usize = 10;
 const SUMMARY_MAX_CHARS: usize = 100;
@@ -142,7 +143,7 @@ fn triage_section(triage: &Triage) -> String {
 pub fn schema(may_ask: bool) -> ResponseSchema {
     let text = json!({"type": "string"});
     let mut schema = ResponseSchema {
-        name: STAGE.into(),
+        name: STAGE.as_str().into(),
         schema: json!({
             "type": "object",
             "properties": {

@@ -10,13 +10,14 @@ use super::budget::{Part, first_ask, fit};
 use super::issue::Issue;
 use super::repo_map::map_part;
 use super::sections::{instructions_part, issue_part};
+use crate::failure::Stage;
 use crate::git::CommitKind;
 use crate::llm::ResponseSchema;
 
 const INTRO: &str = include_str!("prompts/triage.md");
 const ANSWER: &str = include_str!("prompts/triage_answer.md");
 
-const STAGE: &str = "triage";
+const STAGE: Stage = Stage::Triage;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -109,7 +110,7 @@ pub fn parse(text: &str) -> Result<Triage, StageOutputError> {
 pub fn schema() -> ResponseSchema {
     let kinds: Vec<&str> = commit_kinds().iter().map(|(name, _)| *name).collect();
     ResponseSchema {
-        name: STAGE.into(),
+        name: STAGE.as_str().into(),
         schema: json!({
             "type": "object",
             "properties": {

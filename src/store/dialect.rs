@@ -7,7 +7,7 @@ use super::{
     JobFilter, JobId, JobKey, JobRecord, JobState, ParsedDelivery, RepoKey, StoreError,
     StoredDelivery, db, from_millis, report_backoff, retry_backoff, to_millis,
 };
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode};
 use crate::forge::{BotEvent, ForgeKind, IssueNumber, RepoPath};
 
 #[derive(sqlx::FromRow)]
@@ -415,7 +415,7 @@ macro_rules! dialect {
                 hold_lease(&mut tx, job, owner, now).await?;
                 let (state, code, error) = match outcome {
                     Finish::Succeeded => (JobState::Succeeded, None, None),
-                    Finish::Failed { code, error } => (JobState::Failed, Some(*code), Some(error.as_str())),
+                    Finish::Failed(failure) => (JobState::Failed, Some(failure.code), Some(failure.reason.as_str())),
                 };
                 sqlx::query(
                     "UPDATE jobs SET state = $2, dedupe_key = NULL, lease_owner = NULL, lease_until = NULL, \
@@ -431,7 +431,7 @@ macro_rules! dialect {
                 .map_err(db("could not finish the job"))?;
                 let message = match outcome {
                     Finish::Succeeded => "succeeded".to_owned(),
-                    Finish::Failed { code, error } => format!("failed ({code}): {error}"),
+                    Finish::Failed(failure) => format!("failed ({}): {}", failure.code, failure.reason),
                 };
                 append_event(&mut tx, job, state.as_str(), &message, now).await?;
                 let follow_up = match seen {
@@ -499,8 +499,7 @@ macro_rules! dialect {
                 pool: &Pool<Db>,
                 job: JobId,
                 owner: &str,
-                code: FailureCode,
-                error: &str,
+                failure: &Failure,
                 why: &str,
                 max_tries: u32,
                 now: DateTime<Utc>,
@@ -520,8 +519,8 @@ macro_rules! dialect {
                      stage = COALESCE(stage, 'start') WHERE id = $1",
                 )
                 .bind(job)
-                .bind(code)
-                .bind(error)
+                .bind(failure.code)
+                .bind(&failure.reason)
                 .bind(i64::from(tries))
                 .bind(due.map(to_millis))
                 .execute(&mut *tx)
@@ -532,7 +531,8 @@ macro_rules! dialect {
                     None => format!("given up after {tries} tries"),
                 };
                 let message = format!(
-                    "failed ({code}): {error}; the failure report could not be posted ({why}), {next}"
+                    "failed ({}): {}; the failure report could not be posted ({why}), {next}",
+                    failure.code, failure.reason
                 );
                 append_event(&mut tx, job, "failed", &message, now).await?;
                 commit(tx).await?;

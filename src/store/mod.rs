@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 
-use crate::failure::FailureCode;
+use crate::failure::{Failure, Stage};
 use crate::forge::{BotEvent, RepoPath};
 use enqueue_writer::EnqueueWriter;
 use sqlx::postgres::{PgPool, PgPoolOptions};
@@ -376,10 +376,11 @@ impl Store {
         &self,
         job: JobId,
         owner: &str,
-        stage: &str,
+        stage: Stage,
         message: &str,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
+        let stage = stage.as_str();
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => {
                 dialect::sqlite::record_stage(pool, job, owner, stage, message, now).await
@@ -577,24 +578,19 @@ impl Store {
         &self,
         job: JobId,
         owner: &str,
-        code: FailureCode,
-        error: &str,
+        failure: &Failure,
         why: &str,
         max_tries: u32,
         now: DateTime<Utc>,
     ) -> Result<Option<DateTime<Utc>>, StoreError> {
         match self {
             Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::finish_unreported(
-                    pool, job, owner, code, error, why, max_tries, now,
-                )
-                .await
+                dialect::sqlite::finish_unreported(pool, job, owner, failure, why, max_tries, now)
+                    .await
             }
             Store::Postgres(pool) => {
-                dialect::postgres::finish_unreported(
-                    pool, job, owner, code, error, why, max_tries, now,
-                )
-                .await
+                dialect::postgres::finish_unreported(pool, job, owner, failure, why, max_tries, now)
+                    .await
             }
         }
     }

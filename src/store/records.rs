@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
 
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::forge::{BotEvent, BranchHome, ForgeKind, RepoPath, RepoRef};
 
 use super::{JobId, JobKey, StoreError};
@@ -156,7 +156,15 @@ pub struct ClaimedJob {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finish {
     Succeeded,
-    Failed { code: FailureCode, error: String },
+    /// The job's failure; the record keeps its code and reason.
+    Failed(Failure),
+}
+
+impl Finish {
+    /// A job that ended at `stage` without its change, for `reason`.
+    pub fn failed(code: FailureCode, stage: Stage, reason: impl Into<String>) -> Finish {
+        Finish::Failed(Failure::new(code, stage, reason))
+    }
 }
 
 /// One row of `jobs`, as `autofix jobs` lists it.

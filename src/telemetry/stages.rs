@@ -40,14 +40,15 @@ impl Stages {
     }
 
     /// Tells every observer a line worth showing while `stage` runs.
-    pub fn note(&self, stage: &str, line: &str) {
+    pub fn note(&self, stage: impl AsRef<str>, line: &str) {
         for observer in &self.observers {
-            observer.noted(stage, line);
+            observer.noted(stage.as_ref(), line);
         }
     }
 
     /// Tells every observer that `stage` starts, and times it until the clock is stopped.
-    pub fn start(&self, stage: &str) -> StageClock {
+    pub fn start(&self, stage: impl AsRef<str>) -> StageClock {
+        let stage = stage.as_ref();
         for observer in &self.observers {
             observer.started(stage);
         }

@@ -269,9 +269,12 @@ async fn record_end(
         JobEnd::Finished(finish) => {
             match finish {
                 Finish::Succeeded => tracing::info!("job succeeded"),
-                Finish::Failed { code, error } => {
-                    tracing::info!(code = code.as_str(), error, "job ended without a change")
-                }
+                Finish::Failed(failure) => tracing::info!(
+                    code = failure.code.as_str(),
+                    stage = failure.stage.as_str(),
+                    error = failure.reason,
+                    "job ended without a change"
+                ),
             }
             if seen.is_empty() {
                 ctx.store.finish(id, owner, finish, now).await
@@ -289,16 +292,16 @@ async fn record_end(
                 follow_up.map(drop)
             }
         }
-        JobEnd::FailedUnreported { code, error, why } => {
+        JobEnd::FailedUnreported { failure, why } => {
             tracing::warn!(
-                code = code.as_str(),
-                error,
+                code = failure.code.as_str(),
+                error = failure.reason,
                 why,
                 "job failed and its report could not be posted"
             );
             let max_tries = ctx.settings.max_attempts;
             ctx.store
-                .finish_unreported(id, owner, *code, error, why, max_tries, now)
+                .finish_unreported(id, owner, failure, why, max_tries, now)
                 .await
                 .map(drop)
         }
@@ -336,8 +339,8 @@ async fn record_end(
 fn count_end(telemetry: &Telemetry, end: &JobEnd) {
     match end {
         JobEnd::Finished(Finish::Succeeded) => telemetry.job_finished("succeeded", None),
-        JobEnd::Finished(Finish::Failed { code, .. }) | JobEnd::FailedUnreported { code, .. } => {
-            telemetry.job_finished("failed", Some(code.as_str()))
+        JobEnd::Finished(Finish::Failed(failure)) | JobEnd::FailedUnreported { failure, .. } => {
+            telemetry.job_finished("failed", Some(failure.code.as_str()))
         }
         JobEnd::RetryLater { .. } => telemetry.job_finished("retry", None),
         JobEnd::Released => telemetry.job_finished("released", None),

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::failure::Failure;
 use crate::pipeline::proof::Reproduction;
 use crate::quote::{code_span, inert};
 use crate::store::{JobId, JobRecord};
@@ -201,11 +202,13 @@ pub fn revised(facts: &Revised<'_>) -> String {
 }
 
 /// The one reply after a revision that could not be made.
-pub fn revision_failed(code: &str, stage: &str, reason: &str) -> String {
+pub fn revision_failed(failure: &Failure) -> String {
     format!(
-        "autofix could not revise this change request: `{code}` at `{stage}`: {}\n\n\
+        "autofix could not revise this change request: `{}` at `{}`: {}\n\n\
          The branch is as it was.",
-        inert(reason)
+        failure.code,
+        failure.stage,
+        inert(&failure.reason)
     )
 }
 

@@ -115,7 +115,12 @@ async fn validation_cannot_poison_the_shared_cache_and_the_next_job_sees_the_ori
 
     let first = Job::run(repo.path(), pool.path(), 1 << 30).await;
 
-    assert_eq!(first.summary.failure_code, None, "{}", first.log);
+    assert_eq!(
+        first.summary.failure.as_ref().map(|failure| failure.code),
+        None,
+        "{}",
+        first.log
+    );
     assert!(first.output_of("poison").contains("Read-only file system"));
     assert!(first.output_of("poison").contains("refused"));
     let marker = tool_dir(pool.path(), &first.folder("python")).join("pip/marker");
@@ -156,7 +161,12 @@ async fn validation_builds_in_its_own_copy_of_the_target_folder_and_never_in_the
 
     let job = Job::run_changing(repo.path(), pool.path(), 1 << 30, "src/lib.rs", FIXED_LIB).await;
 
-    assert_eq!(job.summary.failure_code, None, "{}", job.log);
+    assert_eq!(
+        job.summary.failure.as_ref().map(|failure| failure.code),
+        None,
+        "{}",
+        job.log
+    );
     assert!(job.passed("test"), "{}", job.log);
     assert!(
         job.passed("poison-target"),
@@ -315,10 +325,20 @@ async fn a_second_job_in_another_work_tree_gets_setups_venv_moved_to_its_own_pat
     let first = Job::run(&first_tree, pool.path(), 1 << 30).await;
     let second = Job::run(&second_tree, pool.path(), 1 << 30).await;
 
-    assert_eq!(first.summary.failure_code, None, "{}", first.log);
+    assert_eq!(
+        first.summary.failure.as_ref().map(|failure| failure.code),
+        None,
+        "{}",
+        first.log
+    );
     first.says("setup: venv passed");
     first.says("cache: setup kept as snapshot");
-    assert_eq!(second.summary.failure_code, None, "{}", second.log);
+    assert_eq!(
+        second.summary.failure.as_ref().map(|failure| failure.code),
+        None,
+        "{}",
+        second.log
+    );
     assert!(
         second
             .log
@@ -514,7 +534,12 @@ run = ["npm", "test"]
     let first = Job::run_changing(&clone("1"), pool.path(), 1 << 30, "README", "calc\n").await;
     let second = Job::run_changing(&clone("2"), pool.path(), 1 << 30, "README", "calc\n").await;
 
-    assert_eq!(first.summary.failure_code, None, "{}", first.log);
+    assert_eq!(
+        first.summary.failure.as_ref().map(|failure| failure.code),
+        None,
+        "{}",
+        first.log
+    );
     first.says("setup: npm-ci passed");
     let npm_cache = tool_dir(pool.path(), &first.folder("node")).join("npm");
     assert!(
@@ -553,7 +578,12 @@ run = ["go", "test", "-v", "./..."]
 
     let job = Job::run_changing(repo.path(), pool.path(), 1 << 30, "README", "calc\n").await;
 
-    assert_eq!(job.summary.failure_code, None, "{}", job.log);
+    assert_eq!(
+        job.summary.failure.as_ref().map(|failure| failure.code),
+        None,
+        "{}",
+        job.log
+    );
     job.says("setup: build passed");
     let shared = tool_dir(pool.path(), &job.folder("go")).join("build");
     assert!(
@@ -647,8 +677,8 @@ run = ["true"]
     let pool = tempfile::tempdir().unwrap();
     let failed = Job::run(repo.path(), pool.path(), 1 << 30).await;
     assert_eq!(
-        failed.summary.failure_stage.as_deref(),
-        Some("setup"),
+        failed.summary.failure.as_ref().map(|failure| failure.stage),
+        Some(autofix::failure::Stage::Setup),
         "{}",
         failed.log
     );

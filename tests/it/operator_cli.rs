@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use autofix::failure::FailureCode;
+use autofix::failure::{FailureCode, Stage};
 use autofix::forge::{ForgeKind, Triggers, parse_delivery};
 use autofix::store::{Delivery, EnqueueOutcome, Finish, JobId, JobKey, Store};
 use chrono::{DateTime, TimeZone, Utc};
@@ -144,16 +144,17 @@ async fn two_jobs(store: &Store) -> (JobId, JobId) {
         .record_stage(
             failed,
             "worker-a",
-            "validate",
+            Stage::Validate,
             "cargo test failed",
             after(2),
         )
         .await
         .unwrap();
-    let failure = Finish::Failed {
-        code: FailureCode::ValidationFailed,
-        error: "cargo test failed twice".into(),
-    };
+    let failure = Finish::failed(
+        FailureCode::ValidationFailed,
+        Stage::Validate,
+        "cargo test failed twice",
+    );
     store
         .finish(failed, "worker-a", &failure, after(3))
         .await
@@ -166,7 +167,13 @@ async fn two_jobs(store: &Store) -> (JobId, JobId) {
     .await;
     store.claim("worker-b", LEASE, after(4)).await.unwrap();
     store
-        .record_stage(running, "worker-b", "edit", "edited src/lib.rs", after(5))
+        .record_stage(
+            running,
+            "worker-b",
+            Stage::Edit,
+            "edited src/lib.rs",
+            after(5),
+        )
         .await
         .unwrap();
     store

@@ -245,7 +245,7 @@ fn a_corrective_round_after_an_unreadable_triage_answer_stays_within_the_budget(
     );
     let prompt = triage::prompt(&huge_issue(), &map, "", budget);
     let problem = Problem::Unreadable(StageOutputError::new(
-        "triage",
+        autofix::failure::Stage::Triage,
         "the answer is not a JSON object",
     ));
     let answer = "Sure! Here is my analysis of the issue. ".repeat(500);

@@ -29,7 +29,12 @@ async fn a_change_that_passes_on_the_base_is_validated_and_the_tree_put_back() {
 
     let summary = revalidated(&repo, FIXED_PY).await;
 
-    assert_eq!(summary.failure_code, None, "{:?}", summary.reason);
+    assert_eq!(
+        summary.failure.as_ref().map(|failure| failure.code),
+        None,
+        "{:?}",
+        summary.failure
+    );
     assert!(summary.validated);
     assert_eq!(summary.changed_files, ["calc.py"]);
     assert_eq!(summary.checks.len(), 1);
@@ -50,10 +55,10 @@ async fn a_change_that_makes_a_check_worse_on_the_base_fails_naming_it() {
     let summary = revalidated(&repo, BROKEN_PY).await;
 
     assert_eq!(
-        summary.failure_code,
+        summary.failure.as_ref().map(|failure| failure.code),
         Some(autofix::failure::FailureCode::ValidationFailed)
     );
-    let reason = summary.reason.unwrap();
+    let reason = summary.failure.unwrap().reason;
     assert!(reason.contains("fails on the new base"), "{reason}");
     assert_eq!(repo.read("calc.py"), FIXED_PY);
     assert_eq!(repo.status(), "");

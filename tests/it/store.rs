@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use autofix::failure::FailureCode;
+use autofix::failure::{Failure, FailureCode, Stage};
 use autofix::forge::{BotEvent, ForgeKind, IssueNumber, RepoRef};
 use autofix::store::{
     DaySpend, Delivery, EnqueueOutcome, Finish, JobId, JobKey, JobState, REPORT_RETRY_BASE,
@@ -232,7 +232,7 @@ async fn an_expired_lease_is_reclaimed(t: Harness) {
         .unwrap()
         .unwrap();
     t.store
-        .record_stage(job, "worker-a", "plan", "planned the fix", after(10))
+        .record_stage(job, "worker-a", Stage::Plan, "planned the fix", after(10))
         .await
         .unwrap();
 
@@ -309,7 +309,7 @@ async fn a_renew_after_losing_the_lease_fails(t: Harness) {
     let late_renew = t.store.renew(job, "worker-a", LEASE, after(111)).await;
     let late_stage = t
         .store
-        .record_stage(job, "worker-a", "edit", "too late", after(111))
+        .record_stage(job, "worker-a", Stage::Edit, "too late", after(111))
         .await;
     let late_finish = t
         .store
@@ -455,11 +455,17 @@ async fn stages_and_events_are_recorded_and_read_back(t: Harness) {
         .unwrap();
 
     t.store
-        .record_stage(job, "worker-a", "clone", "cloned acme/widgets", after(2))
+        .record_stage(
+            job,
+            "worker-a",
+            Stage::Fetch,
+            "cloned acme/widgets",
+            after(2),
+        )
         .await
         .unwrap();
     t.store
-        .record_stage(job, "worker-a", "edit", "edited src/lib.rs", after(3))
+        .record_stage(job, "worker-a", Stage::Edit, "edited src/lib.rs", after(3))
         .await
         .unwrap();
 
@@ -478,7 +484,7 @@ async fn stages_and_events_are_recorded_and_read_back(t: Harness) {
         [
             (t0(), "queued", "delivery d-1 (issues)"),
             (after(1), "claimed", "attempt 1 by worker-a"),
-            (after(2), "clone", "cloned acme/widgets"),
+            (after(2), "fetch", "cloned acme/widgets"),
             (after(3), "edit", "edited src/lib.rs"),
         ]
     );
@@ -506,10 +512,11 @@ async fn finished_jobs_free_the_dedupe_key_so_a_new_label_makes_a_new_job(t: Har
         .await
         .unwrap()
         .unwrap();
-    let failure = Finish::Failed {
-        code: FailureCode::ValidationFailed,
-        error: "cargo test failed twice".into(),
-    };
+    let failure = Finish::failed(
+        FailureCode::ValidationFailed,
+        Stage::Validate,
+        "cargo test failed twice",
+    );
     t.store
         .finish(second, "worker-a", &failure, after(4))
         .await
@@ -778,8 +785,7 @@ async fn a_failed_job_whose_report_was_not_posted_is_claimed_again_only_for_the_
         .finish_unreported(
             job,
             "w1",
-            FailureCode::LlmError,
-            "the model refused",
+            &Failure::new(FailureCode::LlmError, Stage::Fix, "the model refused"),
             "503 from the forge",
             3,
             after(1),
@@ -823,8 +829,7 @@ async fn a_failed_job_whose_report_was_not_posted_is_claimed_again_only_for_the_
         .finish_unreported(
             job,
             "w2",
-            FailureCode::LlmError,
-            "the model refused",
+            &Failure::new(FailureCode::LlmError, Stage::Fix, "the model refused"),
             "503",
             2,
             after(41),

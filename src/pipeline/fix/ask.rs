@@ -4,8 +4,8 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::{Failed, Job, io_failure};
-use crate::failure::FailureCode;
+use super::{Job, io_failure};
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::llm::price::dollars;
 use crate::llm::{LlmRequest, LlmResponse, ResponseSchema};
 use crate::pipeline::StageOutputError;
@@ -21,11 +21,11 @@ impl Job<'_> {
     /// given), with its prompt and answer kept as artifacts.
     pub(super) async fn ask(
         &mut self,
-        stage: &'static str,
+        stage: Stage,
         prompt: String,
         cap: u32,
         schema: Option<ResponseSchema>,
-    ) -> Result<LlmResponse, Failed> {
+    ) -> Result<LlmResponse, Failure> {
         self.check_budget(stage)?;
         self.round += 1;
         let stem = format!("{:02}-{stage}", self.round);
@@ -41,7 +41,7 @@ impl Job<'_> {
         let prompt_tokens = (prompt.len() + schema_bytes).div_ceil(BYTES_PER_TOKEN) as u64;
         let worst_case = spend.pricing().worst_case(prompt_tokens, u64::from(cap));
         let allowance = spend.allow(worst_case).map_err(|crossed| {
-            Failed::new(FailureCode::BudgetExceeded, stage, crossed.to_string())
+            Failure::new(FailureCode::BudgetExceeded, stage, crossed.to_string())
         })?;
         let request = LlmRequest {
             stage: stage.to_string(),
@@ -56,7 +56,7 @@ impl Job<'_> {
             .llm
             .complete(&request)
             .await
-            .map_err(|err| Failed::new(FailureCode::LlmError, stage, err.to_string()))?;
+            .map_err(|err| Failure::new(FailureCode::LlmError, stage, err.to_string()))?;
         let usage = response.usage;
         let cost = spend.pricing().cost(&usage);
         allowance.record(cost);
@@ -92,12 +92,12 @@ impl Job<'_> {
     /// second failure ends the job.
     pub(super) async fn ask_json<T>(
         &mut self,
-        stage: &'static str,
+        stage: Stage,
         prompt: String,
         schema: ResponseSchema,
         cap: u32,
         parse: impl Fn(&str) -> Result<T, StageOutputError>,
-    ) -> Result<T, Failed> {
+    ) -> Result<T, Failure> {
         let read = |response: &LlmResponse| {
             if response.truncated() {
                 return Err(Problem::CutOff {
@@ -123,22 +123,22 @@ impl Job<'_> {
         let second = self.ask(stage, retry, cap, Some(schema)).await?;
         read(&second).map_err(|problem| {
             let (code, reason) = problem.failure(stage, &format!("llm.max_output_tokens_{stage}"));
-            Failed::new(code, stage, reason)
+            Failure::new(code, stage, reason)
         })
     }
 
     /// A maintainer's `cancel` ends the run at the next stage boundary (and before every
     /// model call and command, which check the budget too).
-    pub(super) fn check_cancelled(&self, stage: &'static str) -> Result<(), Failed> {
+    pub(super) fn check_cancelled(&self, stage: Stage) -> Result<(), Failure> {
         if self.options.cancel.is_cancelled() {
-            return Err(Failed::new(
+            return Err(Failure::new(
                 FailureCode::Cancelled,
                 stage,
                 "cancelled by a maintainer",
             ));
         }
         if self.stop.is_stopped() {
-            return Err(Failed::new(
+            return Err(Failure::new(
                 FailureCode::Cancelled,
                 stage,
                 "stopped: another candidate passed everything first",
@@ -147,13 +147,13 @@ impl Job<'_> {
         Ok(())
     }
 
-    pub(super) fn check_budget(&self, stage: &'static str) -> Result<(), Failed> {
+    pub(super) fn check_budget(&self, stage: Stage) -> Result<(), Failure> {
         self.check_cancelled(stage)?;
         let budget = &self.ready.config.budget;
         // Every candidate of the job counts against the one budget.
         let tokens = self.tokens.load(Ordering::SeqCst);
         if tokens > budget.max_tokens {
-            return Err(Failed::new(
+            return Err(Failure::new(
                 FailureCode::BudgetExceeded,
                 stage,
                 format!(
@@ -164,7 +164,7 @@ impl Job<'_> {
         }
         let elapsed = self.started.elapsed();
         if elapsed > Duration::from_secs(budget.max_wall_secs) {
-            return Err(Failed::new(
+            return Err(Failure::new(
                 FailureCode::BudgetExceeded,
                 stage,
                 format!(
@@ -188,7 +188,7 @@ impl Job<'_> {
         }
     }
 
-    pub(super) fn start(&self, stage: &str) -> StageClock {
+    pub(super) fn start(&self, stage: Stage) -> StageClock {
         self.options.stages.start(stage)
     }
 

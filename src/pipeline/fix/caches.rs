@@ -1,9 +1,10 @@
 //! The job's dependency caches: opened before setup, setup put back from a snapshot or run and
 //! kept as one, and the folders and variables each command of the job is given.
 
-use super::{Failed, Job};
+use super::Job;
 use crate::edits::paths;
 use crate::exec::{Access, CommandSpec, Jail};
+use crate::failure::{Failure, Stage};
 use crate::pipeline::dep_cache::{JobCaches, Lookup, Phase, TreeState};
 
 impl Job<'_> {
@@ -49,7 +50,7 @@ impl Job<'_> {
 
     /// Puts back what setup left last time for `key` instead of running it; whether it did.
     /// A restore that stopped halfway leaves the tree as the checkout had it.
-    pub(super) fn restored_setup(&mut self, key: &str) -> Result<bool, Failed> {
+    pub(super) fn restored_setup(&mut self, key: &str) -> Result<bool, Failure> {
         let ws = &self.ready.workspace;
         let Some(caches) = self.deps.as_mut() else {
             return Ok(false);
@@ -68,7 +69,7 @@ impl Job<'_> {
                     .line(&format!("setup: running the commands ({reason})"));
                 if touched {
                     let git = |err: crate::git::GitError| {
-                        Failed::new(err.failure_code(), "setup", err.to_string())
+                        Failure::new(err.failure_code(), Stage::Setup, err.to_string())
                     };
                     ws.discard(&ws.changed_paths().map_err(git)?).map_err(git)?;
                 }

@@ -16,11 +16,11 @@ use serde::Serialize;
 use super::choice::{self, CandidateEnd, Evidence};
 use super::edit::Edited;
 use super::preflight::Ready;
-use super::{Failed, FixOptions, FixSummary, Job};
+use super::{FixOptions, FixSummary, Job};
 use crate::config::repo::ValidationCommand;
 use crate::edits::paths::ProjectRoot;
 use crate::exec::StopSignal;
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::git::{CommitSha, Workspace};
 use crate::index::Ranking;
 use crate::llm::LlmProvider;
@@ -120,7 +120,7 @@ impl Job<'_> {
         plan: &Plan,
         ranking: &Ranking,
         work_base: &CommitSha,
-    ) -> Result<(), Failed> {
+    ) -> Result<(), Failure> {
         let parallel = self.options.candidates.parallel.max(1);
         self.log.line(&format!(
             "candidates: asking for {count}, validated {} at a time, each in a work tree of its own",
@@ -158,7 +158,7 @@ impl Job<'_> {
             self.summary.corrections += candidate.summary.corrections;
         }
         // A maintainer's cancel stopped every candidate: that, not their evidence, ends the job.
-        self.check_cancelled("edit")?;
+        self.check_cancelled(Stage::Edit)?;
         let evidence: Vec<Evidence> = ends
             .iter()
             .map(|end| {
@@ -180,9 +180,9 @@ impl Job<'_> {
         self.summary.candidates_line = Some(decision.line.clone());
         self.log.line(&format!("candidates: {}", decision.line));
         let Some(best) = decision.best else {
-            return Err(Failed::new(
+            return Err(Failure::new(
                 FailureCode::ValidationFailed,
-                "edit",
+                Stage::Edit,
                 format!("no candidate could be applied: {}", decision.line),
             ));
         };
@@ -193,9 +193,9 @@ impl Job<'_> {
             return Ok(());
         }
         let failure = end.result.clone().err().unwrap_or_else(|| {
-            Failed::new(
+            Failure::new(
                 FailureCode::ValidationFailed,
-                "validate",
+                Stage::Validate,
                 "the change is not proven",
             )
         });
@@ -207,7 +207,7 @@ impl Job<'_> {
             self.summary.unproven = Some(reason);
             return Ok(());
         }
-        Err(Failed::new(
+        Err(Failure::new(
             if failure.code == FailureCode::Cancelled {
                 FailureCode::ValidationFailed
             } else {
@@ -219,7 +219,7 @@ impl Job<'_> {
     }
 
     /// The folder the candidates' trees are made in, removed when the job is done with them.
-    fn candidate_scratch(&self) -> Result<tempfile::TempDir, Failed> {
+    fn candidate_scratch(&self) -> Result<tempfile::TempDir, Failure> {
         let parent = self
             .options
             .candidates
@@ -233,9 +233,9 @@ impl Job<'_> {
                     .tempdir_in(&parent)
             })
             .map_err(|err| {
-                Failed::new(
+                Failure::new(
                     FailureCode::Preflight,
-                    "edit",
+                    Stage::Edit,
                     format!(
                         "cannot make a folder for the candidates in {}: {err}",
                         parent.display()
@@ -246,8 +246,8 @@ impl Job<'_> {
 
     /// Candidate `number`'s tree: a local clone of the job's tree at its work base (objects
     /// linked, not copied), with the job's local ignore list, and its own artifacts folder.
-    fn candidate(&self, number: u32, scratch: &Path, start: &Start) -> Result<Candidate, Failed> {
-        let failed = |reason: String| Failed::new(FailureCode::Preflight, "edit", reason);
+    fn candidate(&self, number: u32, scratch: &Path, start: &Start) -> Result<Candidate, Failure> {
+        let failed = |reason: String| Failure::new(FailureCode::Preflight, Stage::Edit, reason);
         let ready = self.ready;
         let path = scratch.join(number.to_string());
         let source = ready.workspace.root().display().to_string();
@@ -295,7 +295,7 @@ impl Job<'_> {
 
     /// Writes the chosen candidate's change into the job's tree and takes its evidence as the
     /// job's own.
-    fn take_candidate(&mut self, chosen: &Candidate, end: &CandidateEnd) -> Result<(), Failed> {
+    fn take_candidate(&mut self, chosen: &Candidate, end: &CandidateEnd) -> Result<(), Failure> {
         let edits: BTreeMap<String, Option<String>> = end
             .applied
             .iter()
@@ -315,7 +315,7 @@ impl Job<'_> {
         self.summary.validation = from.validation.clone();
         self.summary.checks = from.checks.clone();
         self.summary.flaky = from.flaky.clone();
-        self.summary.failure_output_tail = from.failure_output_tail.clone();
+        self.summary.last_failing_output = from.last_failing_output.clone();
         for line in &from.networked_commands {
             if !self.summary.networked_commands.contains(line) {
                 self.summary.networked_commands.push(line.clone());
@@ -360,15 +360,15 @@ async fn run_all(
         .map(|(index, job)| {
             let number = index as u32 + 1;
             let result = match (same_as[index], &results[index]) {
-                (Some(earlier), _) => Err(Failed::new(
+                (Some(earlier), _) => Err(Failure::new(
                     FailureCode::ValidationFailed,
-                    "validate",
+                    Stage::Validate,
                     format!("the same change as #{}, validated once", earlier + 1),
                 )),
                 (None, Some(result)) => result.clone(),
-                (None, None) => Err(Failed::new(
+                (None, None) => Err(Failure::new(
                     FailureCode::Cancelled,
-                    "validate",
+                    Stage::Validate,
                     match settled_by {
                         Some(winner) => format!("not validated: #{} passed first", winner + 1),
                         None => "not validated".to_string(),
@@ -393,8 +393,8 @@ async fn ask_every_first_answer(
     start: &Start,
     parallel: usize,
     (plan, ranking, _): (&Plan, &Ranking, &CommitSha),
-) -> Vec<Option<Result<Edited, Failed>>> {
-    let mut firsts: Vec<Option<Result<Edited, Failed>>> = vec![None; jobs.len()];
+) -> Vec<Option<Result<Edited, Failure>>> {
+    let mut firsts: Vec<Option<Result<Edited, Failure>>> = vec![None; jobs.len()];
     let mut waiting = jobs.iter_mut().enumerate();
     let mut running = FuturesUnordered::new();
     for (index, job) in waiting.by_ref().take(parallel) {
@@ -436,13 +436,13 @@ fn equal_changes_grouped(changes: &[Vec<String>]) -> (Vec<usize>, Vec<Option<usi
 /// passes everything: then the others are stopped and the rest never started (`None`).
 async fn validate_until_one_passes(
     jobs: &mut [Job<'_>],
-    mut firsts: Vec<Option<Result<Edited, Failed>>>,
+    mut firsts: Vec<Option<Result<Edited, Failure>>>,
     order: &[usize],
     stops: &[StopSignal],
     parallel: usize,
     work: (&Plan, &Ranking, &CommitSha),
-) -> Vec<Option<Result<(), Failed>>> {
-    let mut results: Vec<Option<Result<(), Failed>>> = vec![None; jobs.len()];
+) -> Vec<Option<Result<(), Failure>>> {
+    let mut results: Vec<Option<Result<(), Failure>>> = vec![None; jobs.len()];
     let mut by_index: Vec<Option<&mut Job<'_>>> = jobs.iter_mut().map(Some).collect();
     let mut waiting = order.iter().map(|&index| {
         let job = by_index[index].take().expect("each candidate runs once");
@@ -478,7 +478,7 @@ async fn ask_first(
     start: &Start,
     plan: &Plan,
     ranking: &Ranking,
-) -> (usize, Result<Edited, Failed>) {
+) -> (usize, Result<Edited, Failure>) {
     (index, job.set_up_and_ask(start, plan, ranking).await)
 }
 
@@ -486,9 +486,9 @@ async fn ask_first(
 async fn accept_one(
     index: usize,
     job: &mut Job<'_>,
-    edited: Result<Edited, Failed>,
+    edited: Result<Edited, Failure>,
     (plan, ranking, work_base): (&Plan, &Ranking, &CommitSha),
-) -> (usize, Result<(), Failed>) {
+) -> (usize, Result<(), Failure>) {
     let result = match edited {
         Ok(first) => job.accept(first, plan, ranking, work_base).await,
         Err(failed) => Err(failed),
@@ -524,7 +524,7 @@ impl Job<'_> {
         start: &Start,
         plan: &Plan,
         ranking: &Ranking,
-    ) -> Result<Edited, Failed> {
+    ) -> Result<Edited, Failure> {
         let number = self.candidate.unwrap_or(1);
         self.log
             .line(&format!("candidate {number}: setting up its work tree"));
@@ -551,7 +551,7 @@ impl Job<'_> {
     }
 
     /// The candidate's last words in its run log and its `RESULT.json`.
-    fn finish(&self, number: u32, result: &Result<(), Failed>) {
+    fn finish(&self, number: u32, result: &Result<(), Failure>) {
         match result {
             Ok(()) => self
                 .log

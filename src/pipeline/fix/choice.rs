@@ -5,10 +5,10 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::FixSummary;
 use super::candidates::CandidateReport;
 use super::preflight::Ready;
-use super::{Failed, FixSummary};
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::git::CommitSha;
 use crate::pipeline::checks::Verdict;
 use crate::pipeline::proof::{Reproduction, TestOutcome};
@@ -16,7 +16,7 @@ use crate::pipeline::proof::{Reproduction, TestOutcome};
 /// How a started candidate ended: its result and every file it wrote.
 pub(super) struct CandidateEnd {
     pub number: u32,
-    pub result: Result<(), Failed>,
+    pub result: Result<(), Failure>,
     /// Path → content (`None`: deleted), the reproduction's files included.
     pub applied: BTreeMap<String, Option<String>>,
     /// The reproduction's files, which are not the candidate's change.
@@ -39,7 +39,7 @@ pub(super) struct Evidence {
     number: u32,
     /// The earlier candidate with the same change, validated in its stead.
     same_as: Option<u32>,
-    result: Result<(), Failed>,
+    result: Result<(), Failure>,
     /// Its change, as the diff against the work base (the reproduction's files left out).
     pub diff: String,
     changed_lines: usize,
@@ -111,7 +111,7 @@ pub(super) fn evidence(
         .map(|outcome| outcome == TestOutcome::Passed);
     let review = match &end.result {
         Ok(()) if summary.reviews > 0 => Review::Accepted,
-        Err(failed) if failed.stage == "audit" => Review::Rejected,
+        Err(failed) if failed.stage == Stage::Audit => Review::Rejected,
         _ => Review::NotReviewed,
     };
     Evidence {
@@ -285,7 +285,7 @@ fn verdict_of(e: &Evidence, reproducing: &[String], best: Option<u32>) -> (&'sta
             ("passed", format!("passes {tests} and every check"))
         }
         Ok(()) => ("passed", "passes every check".to_string()),
-        Err(failed) if failed.stage == "audit" => (
+        Err(failed) if failed.stage == Stage::Audit => (
             "review_rejected",
             format!("passes its checks; {}", failed.reason),
         ),

@@ -3,10 +3,10 @@
 
 use std::time::SystemTime;
 
-use super::{FEEDBACK_TAIL_BYTES, Failed, Job, io_failure};
+use super::{FEEDBACK_TAIL_BYTES, Job, io_failure};
 use crate::config::repo::ValidationCommand;
 use crate::exec::{self, Access, ExecError, Jail};
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::pipeline::checks::CheckRun;
 use crate::pipeline::test_report::{self, CommandReport};
 
@@ -15,7 +15,7 @@ impl Job<'_> {
     /// the job's cache writable — or puts back what they left last time, when the dependency
     /// cache holds it for the same commands and dependency files. What they leave in the tree
     /// is kept for validation and never committed.
-    pub(super) async fn setup(&mut self) -> Result<(), Failed> {
+    pub(super) async fn setup(&mut self) -> Result<(), Failure> {
         let files = match self.options.dep_cache.max_bytes {
             0 => Vec::new(),
             _ => self.listed_files(),
@@ -27,9 +27,9 @@ impl Job<'_> {
         }
         let cache = &self.ready.cache_dir;
         std::fs::create_dir_all(cache).map_err(|err| {
-            Failed::new(
+            Failure::new(
                 FailureCode::Preflight,
-                "setup",
+                Stage::Setup,
                 format!("cannot create the cache folder {}: {err}", cache.display()),
             )
         })?;
@@ -56,14 +56,14 @@ impl Job<'_> {
         Ok(())
     }
 
-    async fn run_setup_command(&mut self, command: &ValidationCommand) -> Result<(), Failed> {
-        self.check_budget("setup")?;
+    async fn run_setup_command(&mut self, command: &ValidationCommand) -> Result<(), Failure> {
+        self.check_budget(Stage::Setup)?;
         let outcome = self
-            .run_confined("setup", command, Access::Writable)
+            .run_confined(Stage::Setup, command, Access::Writable)
             .await?;
         self.log
             .write_command_log(&format!("setup-{}", command.name), &outcome.output)
-            .map_err(io_failure("setup"))?;
+            .map_err(io_failure(Stage::Setup))?;
         self.log.line(&format!(
             "setup: {} {} ({})",
             command.name,
@@ -77,7 +77,7 @@ impl Job<'_> {
         if outcome.success() {
             return Ok(());
         }
-        self.summary.failure_output_tail = Some(
+        self.summary.last_failing_output = Some(
             self.options
                 .redactor
                 .redact(&exec::output_tail(&outcome.output, FEEDBACK_TAIL_BYTES)),
@@ -87,19 +87,19 @@ impl Job<'_> {
         } else {
             FailureCode::ValidationFailed
         };
-        Err(Failed::new(
+        Err(Failure::new(
             code,
-            "setup",
+            Stage::Setup,
             format!("`{}` failed", argv_of(command).join(" ")),
         ))
     }
 
     /// What setup left in the tree, kept through every later command and never committed.
-    fn record_setup_outputs(&mut self) -> Result<(), Failed> {
+    fn record_setup_outputs(&mut self) -> Result<(), Failure> {
         let ws = &self.ready.workspace;
         self.setup_outputs = ws
             .changed_paths()
-            .map_err(|err| Failed::new(err.failure_code(), "setup", err.to_string()))?;
+            .map_err(|err| Failure::new(err.failure_code(), Stage::Setup, err.to_string()))?;
         if !self.setup_outputs.is_empty() {
             self.log.line(&format!(
                 "setup: left {} file(s) in the tree, kept for validation and never committed",
@@ -114,9 +114,9 @@ impl Job<'_> {
     /// whole output of the last run.
     pub(super) async fn run_check(
         &mut self,
-        stage: &'static str,
+        stage: Stage,
         command: &ValidationCommand,
-    ) -> Result<(CheckRun, String), Failed> {
+    ) -> Result<(CheckRun, String), Failure> {
         let (first, output) = self.run_reported(stage, command, "").await?;
         if first.passed || first.timed_out {
             // A hang is not a flake worth waiting out twice.
@@ -130,15 +130,15 @@ impl Job<'_> {
     /// One run of a validation command, its output kept as an artifact and its report read.
     pub(super) async fn run_reported(
         &mut self,
-        stage: &'static str,
+        stage: Stage,
         command: &ValidationCommand,
         suffix: &str,
-    ) -> Result<(CommandReport, String), Failed> {
+    ) -> Result<(CommandReport, String), Failure> {
         self.check_budget(stage)?;
         let started = SystemTime::now();
         let outcome = self.run_confined(stage, command, Access::ReadOnly).await?;
         let log_name = match stage {
-            "base" | "reproduce" => format!("{stage}-{}{suffix}", command.name),
+            Stage::Base | Stage::Reproduce => format!("{stage}-{}{suffix}", command.name),
             _ => format!("{}{suffix}", command.name),
         };
         self.log
@@ -152,7 +152,7 @@ impl Job<'_> {
             started,
             command.fail_on_warnings,
         );
-        if stage == "validate" {
+        if stage == Stage::Validate {
             self.summary.validation_ms += outcome.duration.as_millis() as u64;
         }
         self.log.line(&format!(
@@ -168,10 +168,10 @@ impl Job<'_> {
     /// validation), the network only when the step asks for it.
     pub(super) async fn run_confined(
         &mut self,
-        stage: &'static str,
+        stage: Stage,
         command: &ValidationCommand,
         cache: Access,
-    ) -> Result<exec::CommandOutcome, Failed> {
+    ) -> Result<exec::CommandOutcome, Failure> {
         let ready = self.ready;
         let mut jail: Jail = self
             .options
@@ -201,12 +201,12 @@ impl Job<'_> {
         // the job's work here, whatever it printed.
         self.check_cancelled(stage)?;
         outcome.map_err(|err| match err {
-            ExecError::SandboxUnavailable { .. } => Failed::new(
+            ExecError::SandboxUnavailable { .. } => Failure::new(
                 FailureCode::SandboxUnavailable,
                 stage,
                 self.options.redactor.redact(&err.to_string()),
             ),
-            ExecError::Spawn { .. } => Failed::new(
+            ExecError::Spawn { .. } => Failure::new(
                 FailureCode::ValidationFailed,
                 stage,
                 self.options.redactor.redact(&err.to_string()),

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{Failed, Job, Ready};
-use crate::failure::FailureCode;
+use super::{Job, Ready};
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::git::{
     BranchName, BranchOutcome, CommitKind, CommitMessage, CommitSha, FileContent, slugify,
 };
@@ -32,10 +32,11 @@ impl Job<'_> {
     pub(super) async fn branch(
         &mut self,
         triage: &Triage,
-    ) -> Result<(BranchName, BranchOutcome), Failed> {
+    ) -> Result<(BranchName, BranchOutcome), Failure> {
         let ready = self.ready;
-        let failed =
-            |err: crate::git::GitError| Failed::new(err.failure_code(), "branch", err.to_string());
+        let failed = |err: crate::git::GitError| {
+            Failure::new(err.failure_code(), Stage::Branch, err.to_string())
+        };
         if self.options.revision.is_some() {
             // The change request's branch, as it is: its commits, a person's included, stay.
             let branch = ready.original_branch.clone();
@@ -74,10 +75,11 @@ impl Job<'_> {
         plan: &Plan,
         branch: &BranchName,
         work_base: &CommitSha,
-    ) -> Result<(), Failed> {
+    ) -> Result<(), Failure> {
         let ready = self.ready;
-        let failed =
-            |err: crate::git::GitError| Failed::new(err.failure_code(), "commit", err.to_string());
+        let failed = |err: crate::git::GitError| {
+            Failure::new(err.failure_code(), Stage::Commit, err.to_string())
+        };
         let scope = plan
             .scope
             .clone()
@@ -101,7 +103,7 @@ impl Job<'_> {
             Some(&self.job_id()),
         )
         .map_err(failed)?;
-        let files = files_to_commit(self.ready, &self.applied, work_base, "commit")?;
+        let files = files_to_commit(self.ready, &self.applied, work_base, Stage::Commit)?;
         self.summary.changed_files = files.iter().map(|(path, _)| path.to_string()).collect();
         let sha = ready
             .workspace
@@ -155,7 +157,7 @@ impl Job<'_> {
         work_base: &CommitSha,
     ) -> bool {
         let ready = self.ready;
-        let Ok(files) = files_to_commit(self.ready, &self.applied, work_base, "commit") else {
+        let Ok(files) = files_to_commit(self.ready, &self.applied, work_base, Stage::Commit) else {
             return false;
         };
         if files.is_empty() {
@@ -176,7 +178,7 @@ impl Job<'_> {
             .workspace
             .commit_contents(branch, work_base, &message, &files, &self.options.identity)
             .is_ok();
-        let _ = self.keep_only_the_model_work("commit");
+        let _ = self.keep_only_the_model_work(Stage::Commit);
         committed
     }
 }
@@ -187,12 +189,12 @@ pub(super) fn files_to_commit<'a>(
     ready: &Ready,
     applied: &'a BTreeMap<String, Option<String>>,
     base: &CommitSha,
-    stage: &'static str,
-) -> Result<Vec<FileContent<'a>>, Failed> {
+    stage: Stage,
+) -> Result<Vec<FileContent<'a>>, Failure> {
     let mut files = Vec::new();
     for (path, content) in applied {
         if let Some(rule) = ready.protected.rule_for(path, false) {
-            return Err(Failed::new(
+            return Err(Failure::new(
                 FailureCode::WriteScopeViolation,
                 stage,
                 format!("`{path}` may not be committed: it is protected by `{rule}`"),

@@ -1,12 +1,12 @@
 //! The edit stage and its loop: the model's edits applied to the planned files, validated and
 //! reviewed, repaired with what failed until accepted or a budget is spent.
 
-use super::{Failed, Job, finish_stage, io_failure};
+use super::{Job, finish_stage, io_failure};
 use crate::anchored::{Entry, Tree};
 use crate::edits::apply::{self, ApplyError, ApplyPolicy};
 use crate::edits::paths::{self, ProjectRoot};
 use crate::edits::{Change, EditSet, detect};
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::git::CommitSha;
 use crate::index::Ranking;
 use crate::pipeline::audit::{self, Review};
@@ -16,7 +16,7 @@ use crate::pipeline::plan::Plan;
 use crate::pipeline::prompts::{Feedback, edit_prompt_within};
 
 /// An edit round's outcome: applied, or refused with the feedback the next round gets.
-pub(super) type Edited = Result<(), (Failed, Feedback)>;
+pub(super) type Edited = Result<(), (Failure, Feedback)>;
 
 impl Job<'_> {
     /// Edit, validate and review until the change is accepted or a budget is spent.
@@ -25,7 +25,7 @@ impl Job<'_> {
         plan: &Plan,
         ranking: &Ranking,
         work_base: &CommitSha,
-    ) -> Result<(), Failed> {
+    ) -> Result<(), Failure> {
         let first = self.first_edit(plan, ranking).await?;
         self.accept(first, plan, ranking, work_base).await
     }
@@ -35,9 +35,9 @@ impl Job<'_> {
         &mut self,
         plan: &Plan,
         ranking: &Ranking,
-    ) -> Result<Edited, Failed> {
-        let clock = self.start("edit");
-        let edited = self.edit("edit", plan, ranking, None).await;
+    ) -> Result<Edited, Failure> {
+        let clock = self.start(Stage::Edit);
+        let edited = self.edit(Stage::Edit, plan, ranking, None).await;
         match &edited {
             Ok(Ok(())) => clock.ok(),
             Ok(Err((refused, _))) | Err(refused) => clock.failed(&refused.reason),
@@ -53,7 +53,7 @@ impl Job<'_> {
         plan: &Plan,
         ranking: &Ranking,
         work_base: &CommitSha,
-    ) -> Result<(), Failed> {
+    ) -> Result<(), Failure> {
         let config = &self.ready.config;
         let mut repairs_left = config.repair.max_attempts;
         let mut reviews_left = if config.audit.enabled {
@@ -64,13 +64,17 @@ impl Job<'_> {
         let mut feedback: Option<Feedback> = None;
         // The last verdict that judged the change worse: a repair whose answer cannot be
         // applied leaves that change as it was, so it stays what the job ends with.
-        let mut judged_worse: Option<Failed> = None;
+        let mut judged_worse: Option<Failure> = None;
         let mut first = Some(first);
         loop {
             let edited = match first.take() {
                 Some(first) => first,
                 None => {
-                    let stage = if feedback.is_none() { "edit" } else { "repair" };
+                    let stage = if feedback.is_none() {
+                        Stage::Edit
+                    } else {
+                        Stage::Repair
+                    };
                     let clock = self.start(stage);
                     let edited = self.edit(stage, plan, ranking, feedback.as_ref()).await;
                     match &edited {
@@ -83,7 +87,7 @@ impl Job<'_> {
             let failure = match edited {
                 Err((failed, refusal)) => (failed, refusal),
                 Ok(()) => {
-                    let clock = self.start("validate");
+                    let clock = self.start(Stage::Validate);
                     let validated = self.validate().await;
                     match &validated {
                         Ok((judgement, _)) => match judgement.first_worse() {
@@ -106,8 +110,11 @@ impl Job<'_> {
                             _ => String::new(),
                         };
                         let command = worse.command.join(" ");
-                        let failed =
-                            Failed::new(code, "validate", format!("`{command}` failed: {why}"));
+                        let failed = Failure::new(
+                            code,
+                            Stage::Validate,
+                            format!("`{command}` failed: {why}"),
+                        );
                         judged_worse = Some(failed.clone());
                         (
                             failed,
@@ -124,15 +131,15 @@ impl Job<'_> {
                             return Ok(());
                         }
                         reviews_left -= 1;
-                        let clock = self.start("audit");
+                        let clock = self.start(Stage::Audit);
                         let review =
                             finish_stage(clock, self.audit(plan, work_base, &judgement).await)?;
                         if review.accepts(&judgement) {
                             return Ok(());
                         }
-                        let failed = Failed::new(
+                        let failed = Failure::new(
                             FailureCode::ValidationFailed,
-                            "audit",
+                            Stage::Audit,
                             format!(
                                 "the review rejected the change: {}",
                                 review.must_fixes.join("; ")
@@ -152,9 +159,9 @@ impl Job<'_> {
             let (failed, next) = failure;
             if repairs_left == 0 {
                 return Err(match judged_worse {
-                    Some(worse) if failed.stage == "repair" => Failed::new(
+                    Some(worse) if failed.stage == Stage::Repair => Failure::new(
                         worse.code,
-                        "repair",
+                        Stage::Repair,
                         format!(
                             "{}; the last repair could not be applied, so that change stands: {}",
                             worse.reason, failed.reason
@@ -176,11 +183,11 @@ impl Job<'_> {
     /// Asks for edits and applies them; `Ok(Err(..))` is a refused answer the next round can fix.
     pub(super) async fn edit(
         &mut self,
-        stage: &'static str,
+        stage: Stage,
         plan: &Plan,
         ranking: &Ranking,
         feedback: Option<&Feedback>,
-    ) -> Result<Edited, Failed> {
+    ) -> Result<Edited, Failure> {
         let ready = self.ready;
         // A candidate told its own approach: the line is kept out of the budget the rest fits.
         let approach = self
@@ -209,7 +216,7 @@ impl Job<'_> {
         let response = self.ask(stage, prompt, cap, None).await?;
         let refused = |code: FailureCode, reason: String| {
             Ok(Err((
-                Failed::new(code, stage, reason.clone()),
+                Failure::new(code, stage, reason.clone()),
                 Feedback::EditRefused { reason },
             )))
         };
@@ -283,22 +290,22 @@ impl Job<'_> {
         plan: &Plan,
         work_base: &CommitSha,
         judgement: &Judgement,
-    ) -> Result<Review, Failed> {
+    ) -> Result<Review, Failure> {
         let ready = self.ready;
         let paths: Vec<String> = self.applied.keys().cloned().collect();
         let diff = ready
             .workspace
             .diff_paths_from(work_base, &paths)
-            .map_err(|err| Failed::new(err.failure_code(), "audit", err.to_string()))?;
+            .map_err(|err| Failure::new(err.failure_code(), Stage::Audit, err.to_string()))?;
         let prompt = audit::prompt(&ready.issue, plan, &diff, judgement, self.budgets().audit);
         let cap = self.options.output_caps.audit;
         let review = self
-            .ask_json("audit", prompt, audit::schema(), cap, audit::parse)
+            .ask_json(Stage::Audit, prompt, audit::schema(), cap, audit::parse)
             .await?;
         self.summary.reviews += 1;
         self.log
             .write_json("REVIEW.json", &review)
-            .map_err(io_failure("audit"))?;
+            .map_err(io_failure(Stage::Audit))?;
         self.log
             .line(&format!("audit: {:?}", review.decision).to_lowercase());
         Ok(review)

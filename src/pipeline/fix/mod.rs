@@ -26,7 +26,7 @@ use super::triage::Triage;
 use crate::detect::{DetectedCommand, LeftOut};
 use crate::edits::paths;
 use crate::exec::{Sandbox, StopSignal};
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::git::{CommitKind, CommitSha, Identity, Workspace};
 use crate::index::Ranking;
 use crate::llm::LlmProvider;
@@ -164,9 +164,9 @@ pub struct FixOptions {
 #[derive(Debug, Clone, Serialize)]
 pub struct FixSummary {
     pub committed: bool,
-    pub failure_code: Option<FailureCode>,
-    pub failure_stage: Option<String>,
-    pub reason: Option<String>,
+    /// Why the run ended without its change; `None` when it did not fail.
+    #[serde(flatten, serialize_with = "failure_fields")]
+    pub failure: Option<Failure>,
     pub branch: Option<String>,
     pub commit: Option<String>,
     pub subject: Option<String>,
@@ -191,8 +191,10 @@ pub struct FixSummary {
     pub checks: Vec<Comparison>,
     /// Tests that failed and then passed on an immediate rerun of the same tree.
     pub flaky: Vec<String>,
-    /// The end of the output of the command that failed last (secrets redacted).
-    pub failure_output_tail: Option<String>,
+    /// The end of the output of the command that failed last (secrets redacted): what a
+    /// failure of the run quotes.
+    #[serde(skip)]
+    pub last_failing_output: Option<String>,
     /// Commands that ran with network: every `[[setup]]` step and `network = true` validation,
     /// each as "name (`argv`)", or "`argv`" when its name is the command itself.
     pub networked_commands: Vec<String>,
@@ -233,22 +235,27 @@ fn is_zero(value: &u64) -> bool {
     *value == 0
 }
 
-/// A failure: its code, the stage it happened in, and one line of reason.
-#[derive(Debug, Clone)]
-struct Failed {
-    code: FailureCode,
-    stage: &'static str,
-    reason: String,
-}
-
-impl Failed {
-    fn new(code: FailureCode, stage: &'static str, reason: impl Into<String>) -> Self {
-        Failed {
-            code,
-            stage,
-            reason: reason.into(),
-        }
+/// How `RESULT.json` shows the failure, as it always has: `failure_code`, `failure_stage`,
+/// `reason` and `failure_output_tail`, each null when the run did not fail.
+fn failure_fields<S: serde::Serializer>(
+    failure: &Option<Failure>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct FailureFields<'a> {
+        failure_code: Option<FailureCode>,
+        failure_stage: Option<Stage>,
+        reason: Option<&'a str>,
+        failure_output_tail: Option<&'a str>,
     }
+    let failure = failure.as_ref();
+    FailureFields {
+        failure_code: failure.map(|failure| failure.code),
+        failure_stage: failure.map(|failure| failure.stage),
+        reason: failure.map(|failure| failure.reason.as_str()),
+        failure_output_tail: failure.and_then(|failure| failure.output_tail.as_deref()),
+    }
+    .serialize(serializer)
 }
 
 /// Runs the pipeline. `Err` only when not even the artifact folder can be written.
@@ -307,7 +314,7 @@ async fn run(
     let pricing = options.spend.pricing();
     summary.price_unknown = !pricing.known();
     log.line(&format!("price: {}", pricing.describe()));
-    let clock = options.stages.start("preflight");
+    let clock = options.stages.start(Stage::Preflight);
     let outcome = match finish_stage(clock, preflight(options, issue, workspace, &log)) {
         Err(failed) => Err(failed),
         Ok(ready) => {
@@ -329,14 +336,9 @@ async fn run(
             }
         }
     };
-    if let Err(failed) = outcome {
-        log.line(&format!(
-            "FAILED {} at {}: {}",
-            failed.code, failed.stage, failed.reason
-        ));
-        summary.failure_code = Some(failed.code);
-        summary.failure_stage = Some(failed.stage.to_string());
-        summary.reason = Some(failed.reason);
+    if let Err(failure) = outcome {
+        log.line(&format!("FAILED {failure}"));
+        summary.failure = Some(failure.with_output_tail(summary.last_failing_output.clone()));
     }
     summary.cost_usd = options.spend.spent() - spent_before;
     log.write_json("RESULT.json", &summary)?;
@@ -348,9 +350,7 @@ impl FixSummary {
     fn new(artifacts: PathBuf) -> FixSummary {
         FixSummary {
             committed: false,
-            failure_code: None,
-            failure_stage: None,
-            reason: None,
+            failure: None,
             branch: None,
             commit: None,
             subject: None,
@@ -367,7 +367,7 @@ impl FixSummary {
             validation: Vec::new(),
             checks: Vec::new(),
             flaky: Vec::new(),
-            failure_output_tail: None,
+            last_failing_output: None,
             networked_commands: Vec::new(),
             detected: Vec::new(),
             detected_left_out: Vec::new(),
@@ -464,11 +464,11 @@ impl<'a> Job<'a> {
 impl Job<'_> {
     /// Setup and the checks on the base, then `files` written over the base and the checks
     /// run again: an error when the change makes one worse.
-    async fn revalidate(&mut self, files: BTreeMap<String, Option<String>>) -> Result<(), Failed> {
-        finish_stage(self.start("setup"), self.setup().await)?;
-        finish_stage(self.start("base"), self.check_base().await)?;
+    async fn revalidate(&mut self, files: BTreeMap<String, Option<String>>) -> Result<(), Failure> {
+        finish_stage(self.start(Stage::Setup), self.setup().await)?;
+        finish_stage(self.start(Stage::Base), self.check_base().await)?;
         self.reproduction_settled(None);
-        let clock = self.start("validate");
+        let clock = self.start(Stage::Validate);
         let validated = match self.write_files(&files) {
             Ok(()) => self.validate().await,
             Err(failed) => Err(failed),
@@ -481,9 +481,9 @@ impl Job<'_> {
                 Verdict::Worse { why } => why.clone(),
                 _ => String::new(),
             };
-            return Err(Failed::new(
+            return Err(Failure::new(
                 FailureCode::ValidationFailed,
-                "validate",
+                Stage::Validate,
                 format!("`{}` fails on the new base: {why}", worse.command.join(" ")),
             ));
         }
@@ -492,16 +492,16 @@ impl Job<'_> {
         Ok(())
     }
 
-    async fn run(&mut self) -> Result<(), Failed> {
+    async fn run(&mut self) -> Result<(), Failure> {
         let repo_files = paths::project_files(self.ready.workspace.root()).map_err(|err| {
-            Failed::new(
+            Failure::new(
                 FailureCode::Preflight,
-                "preflight",
+                Stage::Preflight,
                 format!("cannot list the files: {err}"),
             )
         })?;
-        self.check_cancelled("index")?;
-        let clock = self.start("index");
+        self.check_cancelled(Stage::Index)?;
+        let clock = self.start(Stage::Index);
         let located = finish_stage(clock, Ok(self.locate(&repo_files)))?;
         let approved = match &self.options.approval {
             Approval::Approved(approved) => Some(approved.as_ref().clone()),
@@ -518,13 +518,13 @@ impl Job<'_> {
                 let triage = match &self.options.revision {
                     Some(revision) => revision_triage(revision),
                     None => {
-                        self.check_cancelled("triage")?;
-                        let clock = self.start("triage");
+                        self.check_cancelled(Stage::Triage)?;
+                        let clock = self.start(Stage::Triage);
                         finish_stage(clock, self.triage(&located).await)?
                     }
                 };
-                self.check_cancelled("plan")?;
-                let clock = self.start("plan");
+                self.check_cancelled(Stage::Plan)?;
+                let clock = self.start(Stage::Plan);
                 let plan = finish_stage(clock, self.plan(&triage, &located, &repo_files).await)?;
                 (triage, plan)
             }
@@ -535,8 +535,8 @@ impl Job<'_> {
             self.summary.proposed = Some(ProposedPlan { triage, plan });
             return Ok(());
         }
-        self.check_cancelled("branch")?;
-        let clock = self.start("branch");
+        self.check_cancelled(Stage::Branch)?;
+        let clock = self.start(Stage::Branch);
         let (branch, outcome) = finish_stage(clock, self.branch(&triage).await)?;
         let work_base = outcome.head().clone();
         let result = self
@@ -544,7 +544,7 @@ impl Job<'_> {
             .await;
         match result {
             Ok(()) => {
-                let clock = self.start("commit");
+                let clock = self.start(Stage::Commit);
                 finish_stage(clock, self.commit(&triage, &plan, &branch, &work_base))
             }
             Err(failed) => {
@@ -563,19 +563,19 @@ impl Job<'_> {
         ranking: &Ranking,
         repo_files: &[String],
         work_base: &CommitSha,
-    ) -> Result<(), Failed> {
+    ) -> Result<(), Failure> {
         self.instructions = self.instructions_near(plan);
-        finish_stage(self.start("setup"), self.setup().await)?;
-        finish_stage(self.start("base"), self.check_base().await)?;
+        finish_stage(self.start(Stage::Setup), self.setup().await)?;
+        finish_stage(self.start(Stage::Base), self.check_base().await)?;
         if !self.reproduction_settled(Some(triage)) {
-            self.check_cancelled("reproduce")?;
-            let clock = self.start("reproduce");
+            self.check_cancelled(Stage::Reproduce)?;
+            let clock = self.start(Stage::Reproduce);
             let reproduced = self.reproduce(plan, ranking, repo_files).await;
             finish_stage(clock, reproduced)?;
         }
         let count = self.candidate_count();
         if count > 1 {
-            self.check_cancelled("edit")?;
+            self.check_cancelled(Stage::Edit)?;
             return self.edit_candidates(count, plan, ranking, work_base).await;
         }
         let proof_files = self.applied.len();
@@ -630,14 +630,14 @@ impl Job<'_> {
 }
 
 /// Stops `clock` as `result` says: a failure with its code and reason.
-fn finish_stage<T>(clock: StageClock, result: Result<T, Failed>) -> Result<T, Failed> {
+fn finish_stage<T>(clock: StageClock, result: Result<T, Failure>) -> Result<T, Failure> {
     clock.finish(result, |failed| {
         format!("{} {}", failed.code, failed.reason)
     })
 }
 
-fn io_failure(stage: &'static str) -> impl Fn(String) -> Failed {
-    move |reason| Failed::new(FailureCode::Preflight, stage, reason)
+fn io_failure(stage: Stage) -> impl Fn(String) -> Failure {
+    move |reason| Failure::new(FailureCode::Preflight, stage, reason)
 }
 
 #[cfg(test)]

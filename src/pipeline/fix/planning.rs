@@ -3,8 +3,8 @@
 
 use std::time::Instant;
 
-use super::{Failed, Job, LOOKUP_ROUNDS, Ready, Revision, io_failure};
-use crate::failure::FailureCode;
+use super::{Job, LOOKUP_ROUNDS, Ready, Revision, io_failure};
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::index::query::IssueQuery;
 use crate::index::retrieve::{Method, rank};
 use crate::index::{Ranking, RepoIndex};
@@ -18,7 +18,7 @@ use crate::pipeline::triage::{self, Triage};
 impl Job<'_> {
     /// Asks whether the issue is actionable, showing the repository map within the triage's
     /// share of its budget.
-    pub(super) async fn triage(&mut self, located: &Located) -> Result<Triage, Failed> {
+    pub(super) async fn triage(&mut self, located: &Located) -> Result<Triage, Failure> {
         let ready = self.ready;
         let budget = self.budgets().triage;
         let map = repo_map_section(
@@ -30,19 +30,19 @@ impl Job<'_> {
         let prompt = triage::prompt(&ready.issue, &map, &ready.instructions, budget);
         let cap = self.options.output_caps.triage;
         let triage = self
-            .ask_json("triage", prompt, triage::schema(), cap, triage::parse)
+            .ask_json(Stage::Triage, prompt, triage::schema(), cap, triage::parse)
             .await?;
         self.log
             .write_json("TRIAGE.json", &triage)
-            .map_err(io_failure("triage"))?;
+            .map_err(io_failure(Stage::Triage))?;
         self.log.line(&format!(
             "triage: {} risk {:?}, actionable {}",
             triage.classification, triage.risk, triage.actionable
         ));
         if !triage.actionable {
-            return Err(Failed::new(
+            return Err(Failure::new(
                 FailureCode::InvalidInput,
-                "triage",
+                Stage::Triage,
                 format!("the issue is not actionable: {}", triage.reason),
             ));
         }
@@ -87,7 +87,7 @@ impl Job<'_> {
         triage: &Triage,
         located: &Located,
         repo_files: &[String],
-    ) -> Result<Plan, Failed> {
+    ) -> Result<Plan, Failure> {
         let ready = self.ready;
         let map_tokens = plan::map_tokens(self.options.context_tokens);
         let map = repo_map_section(
@@ -111,9 +111,9 @@ impl Job<'_> {
                 }
             }
         }
-        Err(Failed::new(
+        Err(Failure::new(
             FailureCode::LlmOutputInvalid,
-            "plan",
+            Stage::Plan,
             "the planner kept asking to see more instead of planning",
         ))
     }
@@ -125,7 +125,7 @@ impl Job<'_> {
         looked_up: &[LookedUp],
         lookups_left: usize,
         repo_files: &[String],
-    ) -> Result<PlanAnswer, Failed> {
+    ) -> Result<PlanAnswer, Failure> {
         let ready = self.ready;
         let prompt = plan::prompt(
             &ready.issue,
@@ -144,7 +144,7 @@ impl Job<'_> {
         // the job (a scope violation, or input that names nothing real).
         let refused: std::cell::RefCell<Option<(FailureCode, String)>> = Default::default();
         let asked = self
-            .ask_json("plan", prompt, plan::schema(may_ask), cap, |text| {
+            .ask_json(Stage::Plan, prompt, plan::schema(may_ask), cap, |text| {
                 *refused.borrow_mut() = None;
                 let plan = match plan::parse_answer(text, &title, may_ask)? {
                     PlanAnswer::Plan(plan) => plan,
@@ -155,7 +155,10 @@ impl Job<'_> {
                     None => return Ok(PlanAnswer::Plan(plan)),
                 };
                 *refused.borrow_mut() = Some((code, refusal.clone()));
-                Err(StageOutputError::new("plan", format!("{refusal}; {hint}")))
+                Err(StageOutputError::new(
+                    Stage::Plan,
+                    format!("{refusal}; {hint}"),
+                ))
             })
             .await;
         match (asked, refused.into_inner()) {
@@ -165,18 +168,18 @@ impl Job<'_> {
             (Err(failed), Some((code, refusal)))
                 if failed.code == FailureCode::LlmOutputInvalid =>
             {
-                Err(Failed::new(code, "plan", refusal))
+                Err(Failure::new(code, Stage::Plan, refusal))
             }
             (Err(failed), _) => Err(failed),
         }
     }
 
     /// Records the plan the planner settled on.
-    pub(super) fn planned(&mut self, plan: Plan) -> Result<Plan, Failed> {
+    pub(super) fn planned(&mut self, plan: Plan) -> Result<Plan, Failure> {
         self.summary.plan_steps = plan.plan_steps.clone();
         self.log
             .write_json("PLAN.json", &plan)
-            .map_err(io_failure("plan"))?;
+            .map_err(io_failure(Stage::Plan))?;
         self.log.line(&format!(
             "plan: {} steps, files {}",
             plan.plan_steps.len(),

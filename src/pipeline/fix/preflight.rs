@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use super::{Failed, FixOptions};
+use super::FixOptions;
 use crate::config::repo::{RepoConfig, ReproduceMode, ValidationCommand};
 use crate::detect::Detection;
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::git::{BranchName, CommitSha, Workspace};
 use crate::pipeline::checkout::Checkout;
 use crate::pipeline::issue::Issue;
@@ -65,16 +65,18 @@ pub(super) fn preflight(
     issue: Result<Issue, String>,
     workspace: Result<Workspace, crate::git::GitError>,
     log: &RunLog,
-) -> Result<Ready, Failed> {
-    let invalid = |reason: String| Failed::new(FailureCode::InvalidInput, "preflight", reason);
-    let git =
-        |err: crate::git::GitError| Failed::new(err.failure_code(), "preflight", err.to_string());
+) -> Result<Ready, Failure> {
+    let invalid =
+        |reason: String| Failure::new(FailureCode::InvalidInput, Stage::Preflight, reason);
+    let git = |err: crate::git::GitError| {
+        Failure::new(err.failure_code(), Stage::Preflight, err.to_string())
+    };
     let issue = sanitised(issue.map_err(invalid)?, log);
     let number = options.issue_number.or(issue.number).ok_or_else(|| {
         invalid("the issue has no number: give one in the file or with --issue-number".into())
     })?;
     let preflight_failure =
-        |(code, reason): (FailureCode, String)| Failed::new(code, "preflight", reason);
+        |(code, reason): (FailureCode, String)| Failure::new(code, Stage::Preflight, reason);
     let Checkout {
         workspace,
         root,
@@ -104,9 +106,9 @@ pub(super) fn preflight(
         if config.reproduce.mode == ReproduceMode::Required
             && options.earlier_reproduction.is_none()
         {
-            return Err(Failed::new(
+            return Err(Failure::new(
                 FailureCode::ReproductionFailed,
-                "preflight",
+                Stage::Preflight,
                 "[reproduce] mode = \"required\" needs tests to run, but the repository \
                  configures no [[validate]] commands and none were found in it",
             ));
@@ -152,11 +154,11 @@ pub(super) fn preflight(
 fn say_what_was_found(detection: &Detection, options: &FixOptions, log: &RunLog) {
     let heading = "checks: the repository configures no [[validate]]; using the checks found in it";
     log.line(heading);
-    options.stages.note("preflight", heading);
+    options.stages.note(Stage::Preflight, heading);
     for command in detection.commands() {
         let line = format!("detected {}", command.line());
         log.line(&line);
-        options.stages.note("preflight", &line);
+        options.stages.note(Stage::Preflight, &line);
     }
     for left_out in &detection.left_out {
         log.line(&format!("left out: {} — {}", left_out.what, left_out.why));

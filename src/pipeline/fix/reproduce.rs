@@ -4,12 +4,12 @@
 use super::commands::argv_of;
 use super::edit::{planned_bytes, whole_write_of_a_part};
 use super::validate::listed;
-use super::{FEEDBACK_TAIL_BYTES, Failed, Job, io_failure};
+use super::{FEEDBACK_TAIL_BYTES, Job, io_failure};
 use crate::config::repo::ReproduceMode;
 use crate::edits::apply::{self, ApplyPolicy};
 use crate::edits::detect;
 use crate::exec;
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::git::CommitKind;
 use crate::index::Ranking;
 use crate::pipeline::checks::CheckRun;
@@ -62,7 +62,7 @@ impl Job<'_> {
         plan: &Plan,
         ranking: &Ranking,
         repo_files: &[String],
-    ) -> Result<(), Failed> {
+    ) -> Result<(), Failure> {
         let mode = self.ready.config.reproduce.mode;
         let mut refusals: Vec<String> = Vec::new();
         let mut previous: Option<NotReproduced> = None;
@@ -105,9 +105,9 @@ impl Job<'_> {
             .enumerate()
             .map(|(index, why)| format!("{}) {why}", index + 1))
             .collect();
-        Err(Failed::new(
+        Err(Failure::new(
             FailureCode::ReproductionFailed,
-            "reproduce",
+            Stage::Reproduce,
             format!(
                 "no test reproduces the issue after {attempts} answer(s), and this repository \
                  requires one ([reproduce] mode = \"required\"): {}",
@@ -138,7 +138,7 @@ impl Job<'_> {
         ranking: &Ranking,
         repo_files: &[String],
         previous: Option<&NotReproduced>,
-    ) -> Result<Result<(), NotReproduced>, Failed> {
+    ) -> Result<Result<(), NotReproduced>, Failure> {
         let ready = self.ready;
         let shown = rules::plan_shown(plan, repo_files, ranking);
         let layout = rules::test_layout(repo_files);
@@ -155,7 +155,7 @@ impl Job<'_> {
             .options
             .output_caps
             .edit_for(planned_bytes(&ready.root, &shown));
-        let response = self.ask("reproduce", prompt, cap, None).await?;
+        let response = self.ask(Stage::Reproduce, prompt, cap, None).await?;
         if response.truncated() {
             return Ok(Err(NotReproduced::new(format!(
                 "the answer was cut off at the {cap}-token output cap, so none of it was \
@@ -222,15 +222,15 @@ impl Job<'_> {
         &mut self,
         written: &[String],
         added_text: &str,
-    ) -> Result<Result<(Vec<CheckRun>, Vec<BaseFailure>, String), NotReproduced>, Failed> {
+    ) -> Result<Result<(Vec<CheckRun>, Vec<BaseFailure>, String), NotReproduced>, Failure> {
         let mut runs = Vec::new();
         let mut outputs = Vec::new();
         for command in &self.ready.validation {
-            let (run, output) = self.run_check("reproduce", command).await?;
+            let (run, output) = self.run_check(Stage::Reproduce, command).await?;
             runs.push(run);
             outputs.push(output);
         }
-        self.keep_only_the_model_work("reproduce")?;
+        self.keep_only_the_model_work(Stage::Reproduce)?;
         let pairs: Vec<RunPair<'_>> = self
             .ready
             .validation
@@ -275,7 +275,7 @@ impl Job<'_> {
         failures: Vec<BaseFailure>,
         files: Vec<String>,
         output_tail: &str,
-    ) -> Result<(), Failed> {
+    ) -> Result<(), Failure> {
         let redactor = &self.options.redactor;
         let failures: Vec<BaseFailure> = failures
             .into_iter()
@@ -304,10 +304,10 @@ impl Job<'_> {
         ));
         self.log
             .write_json("REPRODUCTION.json", &reproduction)
-            .map_err(io_failure("reproduce"))?;
+            .map_err(io_failure(Stage::Reproduce))?;
         self.log
             .write_json("REPRODUCTION_REPORT.json", &runs)
-            .map_err(io_failure("reproduce"))?;
+            .map_err(io_failure(Stage::Reproduce))?;
         self.proof = Some(ProofShown {
             section: rules::edit_section(&reproduction, &redactor.redact(output_tail)),
             files: reproduction.files.clone(),
@@ -318,14 +318,14 @@ impl Job<'_> {
     }
 
     /// Takes a refused reproduction's files out of the tree and out of the change.
-    fn take_back(&mut self, written: &[String]) -> Result<(), Failed> {
+    fn take_back(&mut self, written: &[String]) -> Result<(), Failure> {
         for path in written {
             self.applied.remove(path);
         }
         self.ready
             .workspace
             .discard(written)
-            .map_err(|err| Failed::new(err.failure_code(), "reproduce", err.to_string()))
+            .map_err(|err| Failure::new(err.failure_code(), Stage::Reproduce, err.to_string()))
     }
 
     /// After the edits: how the reproducing tests fared with the change as last judged.

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use super::{Failed, Job};
+use super::Job;
 use crate::anchored::{Entry, Permissions, Tree, TreeError, Way};
 use crate::edits::paths;
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 
 impl Job<'_> {
     /// Writes `files` into the work tree as the change to validate, never through a link the
@@ -14,13 +14,13 @@ impl Job<'_> {
     pub(super) fn write_files(
         &mut self,
         files: &BTreeMap<String, Option<String>>,
-    ) -> Result<(), Failed> {
-        let tree = self.tree("validate")?;
+    ) -> Result<(), Failure> {
+        let tree = self.tree(Stage::Validate)?;
         for (path, content) in files {
             let path = paths::normalise(path).map_err(|err| {
-                Failed::new(
+                Failure::new(
                     FailureCode::WriteScopeViolation,
-                    "validate",
+                    Stage::Validate,
                     err.to_string(),
                 )
             })?;
@@ -33,16 +33,16 @@ impl Job<'_> {
                 ),
                 None => tree.remove(&path, Way::Refuse),
             };
-            written.map_err(|err| tree_failure("validate", &path, "write", err))?;
+            written.map_err(|err| tree_failure(Stage::Validate, &path, "write", err))?;
             self.applied.insert(path, content.clone());
         }
         Ok(())
     }
 
     /// The work tree's anchored handle, through which every write of the job goes.
-    pub(super) fn tree(&self, stage: &'static str) -> Result<Tree, Failed> {
+    pub(super) fn tree(&self, stage: Stage) -> Result<Tree, Failure> {
         Tree::open(self.ready.workspace.root()).map_err(|err| {
-            Failed::new(
+            Failure::new(
                 FailureCode::Preflight,
                 stage,
                 format!("cannot open the work tree: {err}"),
@@ -54,11 +54,11 @@ impl Job<'_> {
     /// (besides what setup fetched) is discarded, links and files that took a folder's place
     /// included; then a file the model wrote that a command changed gets the model's content
     /// again, written through real folders only. Each is listed in the run log.
-    pub(super) fn keep_only_the_model_work(&mut self, stage: &'static str) -> Result<(), Failed> {
+    pub(super) fn keep_only_the_model_work(&mut self, stage: Stage) -> Result<(), Failure> {
         let tree = self.tree(stage)?;
         let ws = &self.ready.workspace;
         let failed =
-            |err: crate::git::GitError| Failed::new(err.failure_code(), stage, err.to_string());
+            |err: crate::git::GitError| Failure::new(err.failure_code(), stage, err.to_string());
         let changed_by_a_command: Vec<&String> = self
             .applied
             .iter()
@@ -107,17 +107,12 @@ pub(super) fn holds(tree: &Tree, path: &str, wanted: Option<&str>) -> bool {
 
 /// A write the work tree refused: a link or a file in a folder's way is outside what the job
 /// may write; anything else is the machine's fault.
-pub(super) fn tree_failure(
-    stage: &'static str,
-    path: &str,
-    action: &str,
-    err: TreeError,
-) -> Failed {
+pub(super) fn tree_failure(stage: Stage, path: &str, action: &str, err: TreeError) -> Failure {
     let code = match err {
         TreeError::Link { .. } | TreeError::NotAFolder { .. } | TreeError::NotRelative { .. } => {
             FailureCode::WriteScopeViolation
         }
         _ => FailureCode::Preflight,
     };
-    Failed::new(code, stage, format!("cannot {action} `{path}`: {err}"))
+    Failure::new(code, stage, format!("cannot {action} `{path}`: {err}"))
 }

@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
-use super::{FEEDBACK_TAIL_BYTES, Failed, Job, io_failure};
+use super::{FEEDBACK_TAIL_BYTES, Job, io_failure};
 use crate::exec;
+use crate::failure::{Failure, Stage};
 use crate::pipeline::baseline_cache::{self, BaselineCache};
 use crate::pipeline::checks::{self, Judgement, Relevance, Verdict};
 use crate::pipeline::test_report::TestReport;
@@ -14,13 +15,13 @@ impl Job<'_> {
     /// its run on the base commit, stopping at the first one the change made worse (its
     /// output tail is returned for the next prompt). Afterwards the tree holds the model's work
     /// and nothing else the commands wrote.
-    pub(super) async fn validate(&mut self) -> Result<(Judgement, Option<String>), Failed> {
+    pub(super) async fn validate(&mut self) -> Result<(Judgement, Option<String>), Failure> {
         let result = self.run_validation().await;
-        self.keep_only_the_model_work("validate")?;
+        self.keep_only_the_model_work(Stage::Validate)?;
         result
     }
 
-    pub(super) async fn run_validation(&mut self) -> Result<(Judgement, Option<String>), Failed> {
+    pub(super) async fn run_validation(&mut self) -> Result<(Judgement, Option<String>), Failure> {
         let mut judgement = Judgement::default();
         let mut failing_tail = None;
         let issue = &self.ready.issue;
@@ -30,7 +31,7 @@ impl Job<'_> {
         )
         .reproduced_by(self.reproducing_tests());
         for (index, command) in self.ready.validation.iter().enumerate() {
-            let (run, output) = self.run_check("validate", command).await?;
+            let (run, output) = self.run_check(Stage::Validate, command).await?;
             let tail = (!run.passed()).then(|| exec::output_tail(&output, FEEDBACK_TAIL_BYTES));
             let comparison = checks::compare(self.base_runs.get(index), run, &relevance);
             let line = match &comparison.verdict {
@@ -63,7 +64,7 @@ impl Job<'_> {
             .collect();
         self.summary.checks = judgement.comparisons.clone();
         self.summary.flaky = judgement.flaky();
-        self.summary.failure_output_tail = failing_tail
+        self.summary.last_failing_output = failing_tail
             .as_deref()
             .map(|tail| self.options.redactor.redact(tail));
         let report = TestReport {
@@ -71,16 +72,16 @@ impl Job<'_> {
         };
         self.log
             .write_json("TEST_REPORT.json", &report)
-            .map_err(io_failure("validate"))?;
+            .map_err(io_failure(Stage::Validate))?;
         self.log
             .write_json("CHECKS.json", &judgement)
-            .map_err(io_failure("validate"))?;
+            .map_err(io_failure(Stage::Validate))?;
         Ok((judgement, failing_tail))
     }
 
     /// Runs the validation commands on the base commit (before any edit) so the change is
     /// judged by what it makes worse; the results are cached per base commit and configuration.
-    pub(super) async fn check_base(&mut self) -> Result<(), Failed> {
+    pub(super) async fn check_base(&mut self) -> Result<(), Failure> {
         let ready = self.ready;
         if ready.validation.is_empty() {
             return Ok(());
@@ -107,10 +108,10 @@ impl Job<'_> {
             None => {
                 let mut runs = Vec::new();
                 for command in &ready.validation {
-                    let (run, _) = self.run_check("base", command).await?;
+                    let (run, _) = self.run_check(Stage::Base, command).await?;
                     runs.push(run);
                 }
-                self.keep_only_the_model_work("base")?;
+                self.keep_only_the_model_work(Stage::Base)?;
                 if let Err(reason) = cache.store(&key, &ready.baseline.to_string(), &runs) {
                     self.log
                         .line(&format!("base: results not cached: {reason}"));
@@ -130,7 +131,7 @@ impl Job<'_> {
         }
         self.log
             .write_json("BASE_REPORT.json", &runs)
-            .map_err(io_failure("base"))?;
+            .map_err(io_failure(Stage::Base))?;
         self.base_runs = runs;
         Ok(())
     }

@@ -278,7 +278,7 @@ fn detail_body(state: &Shared, detail: &JobDetail, facts: &JobFacts, cost: JobSp
     if let Some(reason) = facts
         .failure
         .as_ref()
-        .map(|f| f.reason.clone())
+        .map(|f| f.failure.reason.clone())
         .or(job.last_error.clone())
     {
         item("Reason", escape(&reason));
@@ -322,7 +322,7 @@ fn detail_body(state: &Shared, detail: &JobDetail, facts: &JobFacts, cost: JobSp
     if let Some(tail) = facts
         .failure
         .as_ref()
-        .and_then(|f| f.output_tail.as_deref())
+        .and_then(|f| f.failure.output_tail.as_deref())
     {
         let _ = write!(
             body,

@@ -4,11 +4,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::failure::Failure;
 use crate::forge::{BotEvent, Command, Forge, Remark, Said};
 use crate::store::Finish;
 use crate::worker::publish::StatusOutcome;
 
-use super::stop::Failed;
 use super::{JobEnd, JobRun, Request};
 
 /// How often a running job looks for a cancel among the deliveries that joined it.
@@ -95,7 +95,7 @@ impl JobRun {
         &mut self,
         forge: &dyn Forge,
         request: &Request,
-        failed: Failed,
+        failed: Failure,
     ) -> JobEnd {
         let by = self
             .cancelled_by
@@ -112,19 +112,20 @@ impl JobRun {
         self.checkpoint.status.current = None;
         self.checkpoint.status.outcome = Some(StatusOutcome::Cancelled {
             by: by.clone(),
-            stage: failed.stage.clone(),
+            stage: failed.stage,
             word: self.ctx.settings.command_word.clone(),
         });
         if let Err(error) = self.publish_status(forge, request).await {
             tracing::warn!(job = self.job.id.0, reason = %error.describe(), "could not say on the issue that the job was cancelled");
         }
         let _ = self
-            .event(&failed.stage, &format!("cancelled by @{by}"))
+            .event(failed.stage, &format!("cancelled by @{by}"))
             .await;
-        JobEnd::Finished(Finish::Failed {
-            code: failed.code,
-            error: format!("cancelled by @{by} during {}", failed.stage),
-        })
+        JobEnd::Finished(Finish::failed(
+            failed.code,
+            failed.stage,
+            format!("cancelled by @{by} during {}", failed.stage),
+        ))
     }
 }
 

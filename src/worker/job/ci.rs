@@ -2,6 +2,7 @@
 //! and redacted, and a repair commit pushed — unless the same checks fail on the default branch
 //! too, or the change request has had `ci.max_repairs` repairs already.
 
+use crate::failure::Stage;
 use crate::forge::{FailedCheck, Forge, Remark, Said, Thread};
 use crate::pipeline::ci_log;
 use crate::quote::{fenced, one_line};
@@ -40,15 +41,15 @@ impl JobRun {
                 .checks_not_ours(forge, request, &record, head_sha)
                 .await?
         {
-            self.event("ci", &why).await?;
+            self.event(Stage::Ci, &why).await?;
             return Ok(Finish::Succeeded);
         }
         let failed = forge
             .failed_checks(&request.repo, head_sha, runs)
             .await
-            .map_err(forge_stop("ci"))?;
+            .map_err(forge_stop(Stage::Ci))?;
         if failed.is_empty() {
-            self.event("ci", "no failed check is listed for the head any more")
+            self.event(Stage::Ci, "no failed check is listed for the head any more")
                 .await?;
             return Ok(Finish::Succeeded);
         }
@@ -56,7 +57,7 @@ impl JobRun {
         let failing_there: Vec<String> = forge
             .failed_checks(&request.repo, &default_branch, &[])
             .await
-            .map_err(forge_stop("ci"))?
+            .map_err(forge_stop(Stage::Ci))?
             .into_iter()
             .map(|check| check.name)
             .collect();
@@ -111,16 +112,16 @@ impl JobRun {
             )));
         }
         let open = self
-            .own_open_change_request(forge, request, record, "ci")
+            .own_open_change_request(forge, request, record, Stage::Ci)
             .await?;
         if open.is_none() {
             return Ok(Some("the change request is no longer open".into()));
         }
         let home = record.home.repo(&request.repo).clone();
-        let credentials = self.git_credentials_for(forge, &home, "ci").await?;
-        let branch = crate::git::BranchName::new(&record.branch).map_err(git_stop("ci"))?;
+        let credentials = self.git_credentials_for(forge, &home, Stage::Ci).await?;
+        let branch = crate::git::BranchName::new(&record.branch).map_err(git_stop(Stage::Ci))?;
         let tip = crate::git::remote_branch_tip(&home.clone_url, &branch, &credentials)
-            .map_err(git_stop("ci"))?;
+            .map_err(git_stop(Stage::Ci))?;
         match tip {
             Some(tip) if tip.as_str() == head => Ok(None),
             _ => Ok(Some(format!(
@@ -139,7 +140,7 @@ impl JobRun {
             None => forge
                 .default_branch(&request.repo)
                 .await
-                .map_err(forge_stop("ci")),
+                .map_err(forge_stop(Stage::Ci)),
         }
     }
 
@@ -163,7 +164,7 @@ impl JobRun {
             let log = forge
                 .check_log(&request.repo, check)
                 .await
-                .map_err(forge_stop("ci"))?;
+                .map_err(forge_stop(Stage::Ci))?;
             let excerpt = self
                 .redactor
                 .redact(&ci_log::excerpt(&log, LOG_EXCERPT_BYTES));

@@ -1,7 +1,7 @@
 //! A job made of remarks: who may command (push rights, through the API; bots ignored; one
 //! polite reply to anyone else), then one answer — status, cancel, retry, or a revision.
 
-use crate::failure::FailureCode;
+use crate::failure::{FailureCode, Stage};
 use crate::forge::{Command, CommentId, Forge, ForgeError, Remark, Said, Thread};
 use crate::pipeline::fix::ProposedPlan;
 use crate::store::{Finish, JobFilter, JobId, JobRecord};
@@ -161,10 +161,11 @@ impl JobRun {
         }
         let answered = asks.status.len() + asks.cancel.len() + asks.approval.len();
         if answered == 0 && asks.revision.is_empty() && asks.checks_failed.is_empty() {
-            return JobEnd::Finished(Finish::Failed {
-                code: FailureCode::PermissionDenied,
-                error: "no one who may push asked for anything".into(),
-            });
+            return JobEnd::Finished(Finish::failed(
+                FailureCode::PermissionDenied,
+                Stage::Authorize,
+                "no one who may push asked for anything",
+            ));
         }
         JobEnd::Finished(Finish::Succeeded)
     }
@@ -191,11 +192,11 @@ impl JobRun {
         }
         let verdict = authority(&self.ctx, forge, remark)
             .await
-            .map_err(forge_stop("authorize"))?;
+            .map_err(forge_stop(Stage::Authorize))?;
         match verdict {
             Authority::Maintainer => Ok(true),
             Authority::Ignored(reason) => {
-                self.event("authorize", &format!("ignored: {reason}"))
+                self.event(Stage::Authorize, &format!("ignored: {reason}"))
                     .await?;
                 Ok(false)
             }
@@ -212,7 +213,7 @@ impl JobRun {
                         .await?;
                 }
                 self.event(
-                    "authorize",
+                    Stage::Authorize,
                     &format!(
                         "@{} may not command (permission {permission})",
                         remark.actor.login
@@ -255,7 +256,7 @@ impl JobRun {
             }
         };
         self.save(
-            "talk",
+            Stage::Talk,
             &format!("@{} {how} of job {}", remark.actor.login, waiting.job),
         )
         .await?;
@@ -366,17 +367,17 @@ impl JobRun {
                 .ctx
                 .bot_user(forge)
                 .await
-                .map_err(forge_stop("reply"))?;
+                .map_err(forge_stop(Stage::Reply))?;
             let comments = forge
                 .thread_comments(repo, thread)
                 .await
-                .map_err(forge_stop("reply"))?;
+                .map_err(forge_stop(Stage::Reply))?;
             let own = Own::new(forge.kind(), &bot);
             if let Some(posted) = own.comment(&comments, &marker) {
                 self.checkpoint.replies.push((key.to_owned(), posted.id.0));
                 return self
                     .save(
-                        "reply",
+                        Stage::Reply,
                         &format!("reply {key} found as comment {}", posted.id.0),
                     )
                     .await;
@@ -386,9 +387,12 @@ impl JobRun {
         let id = forge
             .comment_on(repo, thread, &body)
             .await
-            .map_err(forge_stop("reply"))?;
+            .map_err(forge_stop(Stage::Reply))?;
         self.checkpoint.replies.push((key.to_owned(), id.0));
-        self.save("reply", &format!("replied ({key}) in comment {}", id.0))
-            .await
+        self.save(
+            Stage::Reply,
+            &format!("replied ({key}) in comment {}", id.0),
+        )
+        .await
     }
 }

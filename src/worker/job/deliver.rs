@@ -1,6 +1,7 @@
 //! A job's last stages: push the committed branch (replacing only what autofix itself left there)
 //! and open the pull or merge request, then report success.
 
+use crate::failure::Stage;
 use crate::forge::{Forge, ForgeKind, NewChangeRequest};
 use crate::git::{BranchName, CommitSha, Workspace};
 use crate::store::ChangeRequestRecord;
@@ -13,7 +14,7 @@ impl JobRun {
     /// Pushes the job's branch where it lives (the repository, or the bot's fork), replacing
     /// only a remote tip this job itself pushed before.
     pub(super) async fn push(&mut self, forge: &dyn Forge, request: &Request) -> Result<(), Stop> {
-        let stage = "push";
+        let stage = Stage::Push;
         let home = self.branch_home(forge, request).await?;
         let target = home.repo(&request.repo).clone();
         let credentials = &self.git_credentials_for(forge, &target, stage).await?;
@@ -84,10 +85,10 @@ impl JobRun {
         let Some(default_branch) = &self.checkpoint.default_branch else {
             return Ok(false);
         };
-        let base = BranchName::new(default_branch).map_err(git_stop("push"))?;
+        let base = BranchName::new(default_branch).map_err(git_stop(Stage::Push))?;
         workspace
             .is_left_by_autofix(tip, &base)
-            .map_err(git_stop("push"))
+            .map_err(git_stop(Stage::Push))
     }
 
     pub(super) async fn open_change_request(
@@ -95,7 +96,7 @@ impl JobRun {
         forge: &dyn Forge,
         request: &Request,
     ) -> Result<(), Stop> {
-        let stage = "open";
+        let stage = Stage::Open;
         let fixed = self.fixed()?;
         let base = self
             .checkpoint
@@ -184,7 +185,7 @@ impl JobRun {
             change_request_word: change_request_word(request.repo.forge).to_owned(),
         });
         self.publish_status(forge, request).await?;
-        self.save("done", "succeeded").await
+        self.save(Stage::Done, "succeeded").await
     }
 }
 

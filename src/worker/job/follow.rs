@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::failure::FailureCode;
+use crate::failure::{FailureCode, Stage};
 use crate::forge::{ChangeRequest, Forge, Thread};
 use crate::git::{BranchName, CommitSha, GitError, Rebased, Workspace};
 use crate::pipeline::fix::{self, Approval};
@@ -32,7 +32,7 @@ impl JobRun {
         forge: &dyn Forge,
         request: &Request,
         record: &ChangeRequestRecord,
-        stage: &'static str,
+        stage: Stage,
     ) -> Result<Option<ChangeRequest>, Stop> {
         let bot = self.ctx.bot_user(forge).await.map_err(forge_stop(stage))?;
         let open = forge
@@ -49,7 +49,7 @@ impl JobRun {
         forge: &dyn Forge,
         request: &Request,
     ) -> Result<Followed, Stop> {
-        let stage = "rebase";
+        let stage = Stage::Rebase;
         let Some(record) = self
             .ctx
             .store
@@ -137,12 +137,11 @@ impl JobRun {
                 &text,
             )
             .await?;
-            return Ok(Followed::Done(Finish::Failed {
-                code: FailureCode::GitConflict,
-                error: format!(
-                    "the base moved and {theirs} commit(s) on the branch are a person's"
-                ),
-            }));
+            return Ok(Followed::Done(Finish::failed(
+                FailureCode::GitConflict,
+                stage,
+                format!("the base moved and {theirs} commit(s) on the branch are a person's"),
+            )));
         }
         let shas: Vec<CommitSha> = commits.into_iter().map(|(sha, _)| sha).collect();
         let rebased = workspace
@@ -190,7 +189,7 @@ impl JobRun {
         base: &CommitSha,
         tip: &CommitSha,
     ) -> Result<Option<(String, Option<Reproduction>)>, Stop> {
-        let stage = "rebase";
+        let stage = Stage::Rebase;
         let mut files = BTreeMap::new();
         for path in workspace
             .paths_changed_between(base, tip)
@@ -232,11 +231,13 @@ impl JobRun {
         let summary = fix::revalidate(&options, self.ctx.llm.as_ref(), files).await;
         self.book(&purse, 0.0).await?;
         let summary = summary.map_err(|reason| failed_io(stage, reason))?;
-        if summary.failure_code.is_some() {
-            let reason = summary.reason.clone().unwrap_or_default();
+        if let Some(failure) = &summary.failure {
             self.event(
                 stage,
-                &format!("the replayed change fails on the new base: {reason}"),
+                &format!(
+                    "the replayed change fails on the new base: {}",
+                    failure.reason
+                ),
             )
             .await?;
             return Ok(None);
@@ -254,9 +255,9 @@ impl JobRun {
         record: &ChangeRequestRecord,
         (head, tip): (&CommitSha, &CommitSha),
     ) -> Result<(), Stop> {
-        let branch = BranchName::new(&record.branch).map_err(git_stop("push"))?;
+        let branch = BranchName::new(&record.branch).map_err(git_stop(Stage::Push))?;
         let home = record.home.repo(&request.repo).clone();
-        let credentials = &self.git_credentials_for(forge, &home, "push").await?;
+        let credentials = &self.git_credentials_for(forge, &home, Stage::Push).await?;
         let pushed = crate::git::push_branch(
             workspace,
             &home.clone_url,
@@ -267,14 +268,17 @@ impl JobRun {
         );
         match pushed {
             Ok(pushed) => {
-                self.save("push", &format!("pushed the rebased {pushed} to {branch}"))
-                    .await
+                self.save(
+                    Stage::Push,
+                    &format!("pushed the rebased {pushed} to {branch}"),
+                )
+                .await
             }
             Err(GitError::RemoteBranchMoved { .. }) => Err(Stop::Retry(Fault::moved(
-                "push",
+                Stage::Push,
                 "the branch moved while it was rebased; following the base again",
             ))),
-            Err(error) => Err(git_stop("push")(error)),
+            Err(error) => Err(git_stop(Stage::Push)(error)),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! labelled issue to fix, or remarks (commands, reviews, line comments) to answer; the rest
 //! waits for a follow-up.
 
+use crate::failure::Stage;
 use crate::forge::{BotEvent, Remark, RepoRef};
 
 use super::stop::{Stop, invalid};
@@ -80,7 +81,7 @@ impl JobRun {
         if first_run {
             self.checkpoint.seen = seen;
             self.save(
-                "gather",
+                Stage::Gather,
                 &format!("handling {} deliveries", self.checkpoint.seen.len()),
             )
             .await?;

@@ -2,6 +2,7 @@
 //! `forge.push_to` says; a change request already opened keeps its own), kept in the
 //! checkpoint and recorded with the change request, so every push goes to the same place.
 
+use crate::failure::Stage;
 use crate::forge::{BranchHome, Forge, GitCredentials, PushTo, RepoRef};
 
 use super::stop::{Stop, forge_stop};
@@ -28,14 +29,17 @@ impl JobRun {
                     forge
                         .bot_fork(&request.repo)
                         .await
-                        .map_err(forge_stop("fetch"))?,
+                        .map_err(forge_stop(Stage::Fetch))?,
                 ),
             },
         };
         self.checkpoint.home = Some(home.clone());
         if home != BranchHome::Base {
-            self.save("fetch", &format!("the branch goes to {}", home.describe()))
-                .await?;
+            self.save(
+                Stage::Fetch,
+                &format!("the branch goes to {}", home.describe()),
+            )
+            .await?;
         }
         Ok(home)
     }
@@ -65,7 +69,7 @@ impl JobRun {
         &mut self,
         forge: &dyn Forge,
         repo: &RepoRef,
-        stage: &'static str,
+        stage: Stage,
     ) -> Result<GitCredentials, Stop> {
         let credentials = forge
             .git_credentials(repo)

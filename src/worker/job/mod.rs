@@ -7,7 +7,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::WorkerContext;
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::forge::{Forge, ForgeUser, IssueNumber, RepoRef};
 use crate::pipeline::fix::CancelFlag;
 use crate::redact::Redactor;
@@ -32,7 +32,7 @@ use cancel::CancelledBy;
 pub use checkpoint::JobFacts;
 use checkpoint::{Checkpoint, FixedChange};
 use gather::Work;
-use stop::{Failed, Fault, Stop, finish_stage, forge_stop};
+use stop::{Fault, Stop, finish_stage, forge_stop};
 
 /// How a run of a job ended, for the pool to record.
 #[derive(Debug)]
@@ -46,8 +46,7 @@ pub enum JobEnd {
     },
     /// The job failed, and the forge did not take its failure report (`why`).
     FailedUnreported {
-        code: FailureCode,
-        error: String,
+        failure: Failure,
         why: String,
     },
     /// The server is stopping: the job stopped between two stages, to go back to the queue.
@@ -117,13 +116,14 @@ impl JobRun {
         let forge = match self.ctx.forge(work.repo().forge) {
             Some(forge) => forge,
             None => {
-                return JobEnd::Finished(Finish::Failed {
-                    code: FailureCode::InvalidInput,
-                    error: format!(
+                return JobEnd::Finished(Finish::failed(
+                    FailureCode::InvalidInput,
+                    Stage::Worker,
+                    format!(
                         "no {:?} client is configured (token or App): the job cannot run",
                         work.repo().forge
                     ),
-                });
+                ));
             }
         };
         let _watch = self.watch_for_cancel(forge.clone());
@@ -142,7 +142,7 @@ impl JobRun {
     async fn follow(&mut self, forge: &dyn Forge, repo: RepoRef) -> JobEnd {
         let bot = match self.ctx.bot_user(forge).await {
             Ok(bot) => bot,
-            Err(error) => return self.stopped_before_forge(forge_stop("rebase")(error)),
+            Err(error) => return self.stopped_before_forge(forge_stop(Stage::Rebase)(error)),
         };
         let request = Request {
             repo,
@@ -158,7 +158,7 @@ impl JobRun {
             self.checkpoint.following = true;
             self.checkpoint.retry = true;
             if let Err(stop) = self
-                .save("rebase", "making the change again on the new base")
+                .save(Stage::Rebase, "making the change again on the new base")
                 .await
             {
                 return self.stopped_before_forge(stop);
@@ -222,15 +222,16 @@ impl JobRun {
             Stop::Finished(finish) => return JobEnd::Finished(finish),
             Stop::Failed(failed) => failed,
         };
-        JobEnd::Finished(Finish::Failed {
-            code: failed.code,
-            error: self.redactor.redact(&failed.reason),
-        })
+        JobEnd::Finished(Finish::failed(
+            failed.code,
+            failed.stage,
+            self.redactor.redact(&failed.reason),
+        ))
     }
 
     /// A fault that may pass sends the job back to the queue, unless this was its last allowed
     /// attempt: then the fault, with its own code and words, is the job's failure.
-    fn retry_or_fail(&self, fault: Fault) -> Result<JobEnd, Failed> {
+    fn retry_or_fail(&self, fault: Fault) -> Result<JobEnd, Failure> {
         let attempts = self.job.attempts;
         if attempts < self.ctx.settings.max_attempts {
             return Ok(JobEnd::RetryLater {
@@ -243,12 +244,7 @@ impl JobRun {
 
     async fn stages(&mut self, forge: &dyn Forge, request: &Request) -> Result<(), Stop> {
         if let Some(failure) = self.checkpoint.failure.clone() {
-            return Err(Stop::Failed(Failed {
-                stage: failure.stage.clone(),
-                code: failure.code,
-                reason: failure.reason,
-                output_tail: failure.output_tail,
-            }));
+            return Err(Stop::Failed(failure.failure));
         }
         if self.job.attempts > self.ctx.settings.max_attempts {
             // A fault on the last allowed attempt ended the job there: only a crash (a panic,
@@ -257,8 +253,8 @@ impl JobRun {
                 Some(error) => format!("; the last fault recorded: {error}"),
                 None => String::new(),
             };
-            return Err(Stop::Failed(Failed {
-                stage: "worker".into(),
+            return Err(Stop::Failed(Failure {
+                stage: Stage::Worker,
                 code: FailureCode::RetriesExhausted,
                 reason: format!(
                     "the job was started {} times without finishing (crashes or lost workers{last}); \
@@ -271,21 +267,21 @@ impl JobRun {
         }
         let stages = self.ctx.stages();
         if !self.checkpoint.authorized {
-            let clock = stages.start("authorize");
+            let clock = stages.start(Stage::Authorize);
             finish_stage(clock, self.authorize(forge, request).await)?;
             self.stop_if_draining()?;
         }
         let credentials = forge
             .git_credentials(&request.repo)
             .await
-            .map_err(forge_stop("fetch"))?;
+            .map_err(forge_stop(Stage::Fetch))?;
         self.redactor.register(&credentials.token);
         if self.checkpoint.awaiting.is_some() {
             // Resumed after the plan was proposed: it waits, nothing more to do.
             return self.publish_status(forge, request).await;
         }
         if self.checkpoint.fixed.is_none() {
-            let clock = stages.start("fetch");
+            let clock = stages.start(Stage::Fetch);
             let workspace = finish_stage(clock, self.fetch(forge, request, &credentials).await)?;
             // The pipeline's own stages (triage, plan, edit, validate, …) are timed inside.
             self.fix(request, &workspace).await?;
@@ -297,13 +293,13 @@ impl JobRun {
         }
 
         if self.checkpoint.pushed.is_none() {
-            let clock = stages.start("push");
+            let clock = stages.start(Stage::Push);
             finish_stage(clock, self.push(forge, request).await)?;
             self.publish_status(forge, request).await?;
             self.stop_if_draining()?;
         }
         if self.checkpoint.change_request.is_none() {
-            let clock = stages.start("open");
+            let clock = stages.start(Stage::Open);
             finish_stage(clock, self.open_change_request(forge, request).await)?;
         }
         self.finish_success(forge, request).await
@@ -313,8 +309,8 @@ impl JobRun {
     /// job ends here, to be resumed by another worker, and a cancelled one stops for good.
     fn stop_if_draining(&self) -> Result<(), Stop> {
         if self.cancel.is_cancelled() {
-            return Err(Stop::Failed(Failed {
-                stage: "worker".into(),
+            return Err(Stop::Failed(Failure {
+                stage: Stage::Worker,
                 code: FailureCode::Cancelled,
                 reason: "cancelled by a maintainer".into(),
                 output_tail: None,
@@ -329,14 +325,14 @@ impl JobRun {
     fn fixed(&self) -> Result<FixedChange, Stop> {
         self.checkpoint.fixed.clone().ok_or_else(|| {
             Stop::Retry(Fault::internal(
-                "push",
+                Stage::Push,
                 "the committed change is not recorded",
             ))
         })
     }
 
     /// Saves the checkpoint and notes the stage in the job's history; a lost lease ends this run.
-    async fn save(&self, stage: &str, message: &str) -> Result<(), Stop> {
+    async fn save(&self, stage: Stage, message: &str) -> Result<(), Stop> {
         let text = serde_json::to_string(&self.checkpoint).expect("the checkpoint serialises");
         let now = Utc::now();
         let store = &self.ctx.store;
@@ -349,7 +345,7 @@ impl JobRun {
         Ok(())
     }
 
-    async fn event(&self, stage: &str, message: &str) -> Result<(), Stop> {
+    async fn event(&self, stage: Stage, message: &str) -> Result<(), Stop> {
         self.ctx
             .store
             .record_stage(self.job.id, &self.owner, stage, message, Utc::now())

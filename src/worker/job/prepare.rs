@@ -2,7 +2,7 @@
 //! the `autofix fix` pipeline run in it, ending in one commit on the job's branch.
 
 use crate::config::repo::RepoConfig;
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::forge::{Forge, ForgeKind, GitCredentials, RepoRef};
 use crate::git::Workspace;
 use crate::llm::spend::SpendGuard;
@@ -18,7 +18,7 @@ use crate::worker::publish::{
 };
 
 use super::checkpoint::FixedChange;
-use super::stop::{Failed, Fault, Stop, failed_io, forge_stop, git_stop};
+use super::stop::{Fault, Stop, failed_io, failure_of_run, forge_stop, git_stop};
 use super::{JobRun, Request, remove_dir_if_present};
 
 impl JobRun {
@@ -27,7 +27,7 @@ impl JobRun {
         forge: &dyn Forge,
         request: &Request,
     ) -> Result<(), Stop> {
-        let stage = "authorize";
+        let stage = Stage::Authorize;
         let bot = self.ctx.bot_user(forge).await.map_err(forge_stop(stage))?;
         let retry = self.checkpoint.retry;
         let verdict = authorize::check(
@@ -47,10 +47,11 @@ impl JobRun {
             Verdict::Proceed(info) => info,
             Verdict::Ignore(reason) => {
                 self.event(stage, &format!("ignored: {reason}")).await?;
-                return Err(Stop::Finished(Finish::Failed {
-                    code: FailureCode::PermissionDenied,
-                    error: reason,
-                }));
+                return Err(Stop::Finished(Finish::failed(
+                    FailureCode::PermissionDenied,
+                    stage,
+                    reason,
+                )));
             }
             Verdict::Refuse(refusal) => return Err(self.refuse(forge, request, refusal).await),
         };
@@ -108,7 +109,7 @@ impl JobRun {
             .await
         {
             if error.is_retryable() {
-                return Stop::Retry(Fault::forge("authorize", &error));
+                return Stop::Retry(Fault::forge(Stage::Authorize, &error));
             }
             tracing::warn!(job = self.job.id.0, %error, "could not post the refusal comment");
         }
@@ -116,10 +117,11 @@ impl JobRun {
             Refusal::Bot { .. } | Refusal::NoPushRights { .. } => FailureCode::PermissionDenied,
             _ => FailureCode::InvalidInput,
         };
-        Stop::Finished(Finish::Failed {
+        Stop::Finished(Finish::failed(
             code,
-            error: format!("refused: {}", refusal.summary()),
-        })
+            Stage::Authorize,
+            format!("refused: {}", refusal.summary()),
+        ))
     }
 
     /// The mirror brought up to date and a fresh worktree of the default branch for this job.
@@ -129,7 +131,7 @@ impl JobRun {
         request: &Request,
         credentials: &GitCredentials,
     ) -> Result<Workspace, Stop> {
-        let stage = "fetch";
+        let stage = Stage::Fetch;
         let default_branch = match &request.repo.default_branch {
             Some(branch) => branch.clone(),
             None => forge
@@ -165,12 +167,11 @@ impl JobRun {
                 }
             }
             Err(error) => {
-                return Err(Stop::Failed(Failed {
-                    stage: stage.into(),
-                    code: error.failure_code(),
-                    reason: error.to_string(),
-                    output_tail: None,
-                }));
+                return Err(Stop::Failed(Failure::new(
+                    error.failure_code(),
+                    stage,
+                    error.to_string(),
+                )));
             }
         }
         self.checkpoint.default_branch = Some(default_branch.clone());
@@ -188,7 +189,7 @@ impl JobRun {
     ) -> Result<(), Stop> {
         let Some(issue) = self.checkpoint.issue.clone() else {
             return Err(Stop::Retry(Fault::internal(
-                "fix",
+                Stage::Fix,
                 "the issue text is not at hand after a restart; reading it again",
             )));
         };
@@ -203,7 +204,7 @@ impl JobRun {
         let options = self.fix_options(request, workspace, issue, None, approval, purse.clone());
         let summary = fix::fix(&options, self.ctx.llm.as_ref()).await;
         self.book(&purse, 0.0).await?;
-        let summary = summary.map_err(|reason| failed_io("fix", reason))?;
+        let summary = summary.map_err(|reason| failed_io(Stage::Fix, reason))?;
         self.checkpoint.status.cost = Some(Cost::of(&summary));
         if let Some(proposed) = summary.proposed.clone() {
             return self.propose(proposed).await;
@@ -221,7 +222,7 @@ impl JobRun {
             }
         }
         let Some(branch) = summary.branch.clone().filter(|_| summary.committed) else {
-            return Err(Stop::Failed(Failed::of_summary(&summary, "fix")));
+            return Err(Stop::Failed(failure_of_run(&summary, Stage::Fix)));
         };
         let config = RepoConfig::load(workspace.root())
             .map(|loaded| loaded.config)
@@ -255,11 +256,11 @@ impl JobRun {
             config.pull_request.clone(),
             config.branch.keep_on_failure,
         )
-        .ok_or_else(|| Stop::Failed(Failed::of_summary(&summary, "fix")))?;
+        .ok_or_else(|| Stop::Failed(failure_of_run(&summary, Stage::Fix)))?;
         let message = format!("committed {} on {branch}: {}", fixed.commit, fixed.subject);
         self.checkpoint.fixed = Some(fixed);
         self.mark_done(Step::Fixed, detail);
-        self.save("fix", &message).await
+        self.save(Stage::Fix, &message).await
     }
 }
 
@@ -336,7 +337,7 @@ impl JobRun {
             word: self.ctx.settings.command_word.clone(),
         });
         self.checkpoint.awaiting = Some(proposed);
-        self.save("plan", "the plan waits for a maintainer's approval")
+        self.save(Stage::Plan, "the plan waits for a maintainer's approval")
             .await
     }
 }

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Duration as Days, Utc};
 
-use crate::failure::FailureCode;
+use crate::failure::{FailureCode, Stage};
 use crate::forge::Forge;
 use crate::llm::price::dollars;
 use crate::llm::spend::{CapScope, SpendGuard};
@@ -94,15 +94,16 @@ impl JobRun {
             }
         } else {
             self.event(
-                "authorize",
+                Stage::Authorize,
                 &format!("not started, not told again: {reason}"),
             )
             .await?;
         }
-        Err(Stop::Finished(Finish::Failed {
-            code: FailureCode::BudgetExceeded,
-            error: format!("not started: {reason}"),
-        }))
+        Err(Stop::Finished(Finish::failed(
+            FailureCode::BudgetExceeded,
+            Stage::Authorize,
+            format!("not started: {reason}"),
+        )))
     }
 }
 

@@ -1,6 +1,7 @@
 //! What a job tells the issue: the status comment edited in place as stages complete, and on
 //! failure the report, the failed label and the deletion of a pushed branch.
 
+use crate::failure::{Failure, Stage};
 use crate::forge::{CommentId, Forge, ForgeError};
 use crate::git::{BranchName, CommitSha};
 use crate::store::{Finish, JobId};
@@ -9,7 +10,7 @@ use crate::worker::publish::{
     FailureReport, StatusOutcome, StatusView, Step, status_comment, status_marker,
 };
 
-use super::stop::{Failed, Stop, forge_stop, git_stop};
+use super::stop::{Stop, forge_stop, git_stop};
 use super::{JobEnd, JobRun, Request};
 
 impl JobRun {
@@ -19,7 +20,7 @@ impl JobRun {
         &mut self,
         forge: &dyn Forge,
         request: &Request,
-        failed: Failed,
+        failed: Failure,
     ) -> JobEnd {
         tracing::warn!(job = self.job.id.0, stage = %failed.stage, code = %failed.code, reason = %failed.reason, "job failed");
         let keep = self
@@ -28,13 +29,15 @@ impl JobRun {
             .as_ref()
             .is_some_and(|fixed| fixed.keep_on_failure);
         let report = FailureReport {
-            stage: failed.stage.clone(),
-            code: failed.code,
-            reason: self.redactor.redact(&failed.reason),
-            output_tail: failed
-                .output_tail
-                .as_deref()
-                .map(|tail| self.redactor.redact(tail)),
+            failure: Failure {
+                code: failed.code,
+                stage: failed.stage,
+                reason: self.redactor.redact(&failed.reason),
+                output_tail: failed
+                    .output_tail
+                    .as_deref()
+                    .map(|tail| self.redactor.redact(tail)),
+            },
             trigger_label: self.ctx.settings.trigger_label.clone(),
             branch_kept: keep
                 .then(|| self.checkpoint.fixed.as_ref().map(|f| f.branch.clone()))
@@ -42,7 +45,7 @@ impl JobRun {
                 .filter(|_| self.checkpoint.pushed.is_some()),
         };
         self.checkpoint.failure = Some(report.clone());
-        if let Err(stop) = self.save(&failed.stage, "failure decided").await {
+        if let Err(stop) = self.save(failed.stage, "failure decided").await {
             return self.stopped_before_forge(stop);
         }
         let published = self.publish_failure(forge, request, &report, keep).await;
@@ -51,18 +54,14 @@ impl JobRun {
             Ok(()) => "the failure is reported on the issue",
             Err(_) => "the failure could not be reported on the issue",
         };
-        if let Err(stop) = self.event(&report.stage, note).await {
+        if let Err(stop) = self.event(report.failure.stage, note).await {
             return self.stopped_before_forge(stop);
         }
         match published {
-            Ok(()) => JobEnd::Finished(Finish::Failed {
-                code: report.code,
-                error: report.reason,
-            }),
+            Ok(()) => JobEnd::Finished(Finish::Failed(report.failure)),
             // The job has ended; only its report is owed, and tried again on its own.
             Err(Stop::Retry(fault)) => JobEnd::FailedUnreported {
-                code: report.code,
-                error: report.reason,
+                failure: report.failure,
                 why: fault.reason,
             },
             Err(Stop::Finished(finish)) => JobEnd::Finished(finish),
@@ -70,13 +69,14 @@ impl JobRun {
             Err(Stop::Drained) => JobEnd::Released,
             Err(Stop::Failed(other)) => {
                 tracing::error!(job = self.job.id.0, reason = %other.reason, "could not publish the failure");
-                JobEnd::Finished(Finish::Failed {
-                    code: report.code,
-                    error: format!(
-                        "{} (and publishing it failed: {})",
-                        report.reason, other.reason
-                    ),
-                })
+                let reason = format!(
+                    "{} (and publishing it failed: {})",
+                    report.failure.reason, other.reason
+                );
+                JobEnd::Finished(Finish::Failed(Failure {
+                    reason,
+                    ..report.failure
+                }))
             }
         }
     }
@@ -88,7 +88,7 @@ impl JobRun {
         report: &FailureReport,
         keep: bool,
     ) -> Result<(), Stop> {
-        let stage = "publish";
+        let stage = Stage::Publish;
         if let (Some(pushed), false) = (self.checkpoint.pushed.clone(), keep) {
             self.delete_pushed_branch(forge, request, &pushed).await?;
         }
@@ -118,7 +118,7 @@ impl JobRun {
         request: &Request,
         pushed: &str,
     ) -> Result<(), Stop> {
-        let stage = "publish";
+        let stage = Stage::Publish;
         let Some(fixed) = self.checkpoint.fixed.clone() else {
             return Ok(());
         };
@@ -143,7 +143,7 @@ impl JobRun {
         let text = self
             .redactor
             .redact(&status_comment(&self.checkpoint.status));
-        let stage = "status";
+        let stage = Stage::Status;
         if self.checkpoint.status_comment.is_none() && self.job.attempts > 1 {
             self.checkpoint.status_comment = self.find_status_comment(forge, request).await?;
         }
@@ -175,9 +175,9 @@ impl JobRun {
         let id = forge
             .create_comment(&request.repo, request.issue, text)
             .await
-            .map_err(forge_stop("status"))?;
+            .map_err(forge_stop(Stage::Status))?;
         self.checkpoint.status_comment = Some(id.0);
-        self.save("status", &format!("status comment {}", id.0))
+        self.save(Stage::Status, &format!("status comment {}", id.0))
             .await
     }
 
@@ -193,11 +193,11 @@ impl JobRun {
             .ctx
             .bot_user(forge)
             .await
-            .map_err(forge_stop("status"))?;
+            .map_err(forge_stop(Stage::Status))?;
         let comments = forge
             .comments(&request.repo, request.issue)
             .await
-            .map_err(forge_stop("status"))?;
+            .map_err(forge_stop(Stage::Status))?;
         let own = Own::new(forge.kind(), &bot);
         Ok(own.comment(&comments, &marker).map(|comment| comment.id.0))
     }

@@ -3,7 +3,7 @@
 
 use std::str::FromStr;
 
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::forge::{BranchHome, Forge, GitCredentials, Remark, Said, Thread};
 use crate::git::{BranchName, CommitKind, CommitSha, GitError, Workspace};
 use crate::pipeline::fix::{self, Approval, Revision};
@@ -14,7 +14,7 @@ use crate::worker::replies::{self, Revised};
 
 use super::checkpoint::{FixedChange, RevisionTarget};
 use super::prepare::{mirror_key, validation_detail};
-use super::stop::{Failed, Fault, Stop, failed_io, forge_stop, git_stop};
+use super::stop::{Fault, Stop, failed_io, failure_of_run, forge_stop, git_stop};
 use super::{JobRun, Request, remove_dir_if_present};
 
 /// Most characters of the change request's current diff shown to the model.
@@ -29,16 +29,17 @@ impl JobRun {
         ask: &RevisionAsk<'_>,
     ) -> Result<Finish, Stop> {
         let Some(target) = self.revision_target(forge, request, ask.first).await? else {
-            return Ok(Finish::Failed {
-                code: FailureCode::InvalidInput,
-                error: "no open change request of autofix's to revise".into(),
-            });
+            return Ok(Finish::failed(
+                FailureCode::InvalidInput,
+                Stage::Revise,
+                "no open change request of autofix's to revise",
+            ));
         };
         let thread = Thread::ChangeRequest(target.number);
         let credentials = forge
             .git_credentials(&request.repo)
             .await
-            .map_err(forge_stop("revise"))?;
+            .map_err(forge_stop(Stage::Revise))?;
         self.redactor.register(&credentials.token);
         self.stop_if_draining()?;
         if self.checkpoint.fixed.is_none() {
@@ -46,17 +47,10 @@ impl JobRun {
                 .revise_on_branch(forge, request, &credentials, ask)
                 .await?
             {
-                let text = replies::revision_failed(
-                    &failed.code.to_string(),
-                    &failed.stage,
-                    &failed.reason,
-                );
+                let text = replies::revision_failed(&failed);
                 self.reply_on(forge, &request.repo, thread, "revision", &text)
                     .await?;
-                return Ok(Finish::Failed {
-                    code: failed.code,
-                    error: failed.reason,
-                });
+                return Ok(Finish::Failed(failed));
             }
             self.stop_if_draining()?;
         }
@@ -80,7 +74,8 @@ impl JobRun {
         });
         self.reply_on(forge, &request.repo, thread, "revision", &text)
             .await?;
-        self.save("done", "revision pushed and answered").await?;
+        self.save(Stage::Done, "revision pushed and answered")
+            .await?;
         Ok(Finish::Succeeded)
     }
 
@@ -102,7 +97,7 @@ impl JobRun {
             .await?;
         let open = match &record {
             Some(record) => {
-                self.own_open_change_request(forge, request, record, "revise")
+                self.own_open_change_request(forge, request, record, Stage::Revise)
                     .await?
             }
             None => None,
@@ -125,7 +120,7 @@ impl JobRun {
         // The revision is pushed where the change request's branch lives.
         self.checkpoint.home = record.map(|record| record.home);
         self.save(
-            "revise",
+            Stage::Revise,
             &format!("revising {} on {}", change.url, change.head),
         )
         .await?;
@@ -140,8 +135,8 @@ impl JobRun {
         request: &Request,
         credentials: &GitCredentials,
         ask: &RevisionAsk<'_>,
-    ) -> Result<Result<(), Failed>, Stop> {
-        let stage = "revise";
+    ) -> Result<Result<(), Failure>, Stop> {
+        let stage = Stage::Revise;
         let mut target = self.checkpoint.revision.clone().ok_or_else(|| {
             Stop::Retry(Fault::internal(
                 stage,
@@ -223,7 +218,7 @@ impl JobRun {
         // A revision's branch is the change request's: kept whatever a later stage does.
         let fixed = FixedChange::committed(&summary, &target.branch, Default::default(), true);
         let Some(fixed) = fixed else {
-            return Ok(Err(Failed::of_summary(&summary, stage)));
+            return Ok(Err(failure_of_run(&summary, stage)));
         };
         let message = format!(
             "committed {} on {}: {}",
@@ -239,7 +234,7 @@ impl JobRun {
     /// Pushes the revision as a fast-forward of the head it was made on: if a person pushed in
     /// the meantime the push is refused, and the revision is made again on top of their work.
     async fn push_revision(&mut self, forge: &dyn Forge, request: &Request) -> Result<(), Stop> {
-        let stage = "push";
+        let stage = Stage::Push;
         let target_repo = self.decided_home().repo(&request.repo).clone();
         let credentials = &self.git_credentials_for(forge, &target_repo, stage).await?;
         let fixed = self.fixed()?;
@@ -280,10 +275,10 @@ impl JobRun {
     /// Forgets the revision made so far, to make it again from the branch as it is now.
     async fn revise_again(&mut self, why: &str) -> Result<(), Stop> {
         self.checkpoint.fixed = None;
-        self.save("revise", &format!("{why}; revising again"))
+        self.save(Stage::Revise, &format!("{why}; revising again"))
             .await?;
         Err(Stop::Retry(Fault::moved(
-            "revise",
+            Stage::Revise,
             format!("{why}; the revision is made again"),
         )))
     }

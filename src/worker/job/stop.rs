@@ -3,45 +3,28 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::forge::ForgeError;
 use crate::git::GitError;
 use crate::pipeline::fix::FixSummary;
 use crate::store::{Finish, JobId, StoreError};
 use crate::telemetry::StageClock;
 
-/// A failure: the stage, the code, one line of reason, and what output explains it.
-pub(super) struct Failed {
-    pub(super) stage: String,
-    pub(super) code: FailureCode,
-    pub(super) reason: String,
-    pub(super) output_tail: Option<String>,
-}
-
-impl Failed {
-    /// Why a pipeline run that committed nothing ended, at `stage` when it names none.
-    pub(super) fn of_summary(summary: &FixSummary, stage: &str) -> Failed {
-        Failed {
-            stage: summary
-                .failure_stage
-                .clone()
-                .unwrap_or_else(|| stage.into()),
-            code: summary
-                .failure_code
-                .unwrap_or(FailureCode::ValidationFailed),
-            reason: summary
-                .reason
-                .clone()
-                .unwrap_or_else(|| "the pipeline ended without a commit".into()),
-            output_tail: summary.failure_output_tail.clone(),
-        }
-    }
+/// Why a pipeline run that committed nothing ended, at `stage` when it says nothing itself.
+pub(super) fn failure_of_run(summary: &FixSummary, stage: Stage) -> Failure {
+    summary.failure.clone().unwrap_or_else(|| {
+        Failure::new(
+            FailureCode::ValidationFailed,
+            stage,
+            "the pipeline ended without a commit",
+        )
+    })
 }
 
 /// A fault that may pass: the job runs again later, unless this was its last allowed attempt,
 /// when the fault becomes its failure, reported with this stage, code and reason.
 pub(super) struct Fault {
-    pub(super) stage: String,
+    pub(super) stage: Stage,
     pub(super) code: FailureCode,
     pub(super) reason: String,
     /// No sooner than this is another attempt worth making (a rate limit's reset).
@@ -50,13 +33,13 @@ pub(super) struct Fault {
 
 impl Fault {
     /// A forge's transient fault or rate limit, with the forge's own words.
-    pub(super) fn forge(stage: &str, error: &ForgeError) -> Fault {
+    pub(super) fn forge(stage: Stage, error: &ForgeError) -> Fault {
         let not_before = match error {
             ForgeError::RateLimited { reset_at, .. } => Some(*reset_at),
             _ => None,
         };
         Fault {
-            stage: stage.into(),
+            stage,
             code: FailureCode::ForgeError,
             reason: error.to_string(),
             not_before,
@@ -64,9 +47,9 @@ impl Fault {
     }
 
     /// The branch moved under the job while it worked: the next attempt starts from where it is.
-    pub(super) fn moved(stage: &str, reason: impl Into<String>) -> Fault {
+    pub(super) fn moved(stage: Stage, reason: impl Into<String>) -> Fault {
         Fault {
-            stage: stage.into(),
+            stage,
             code: FailureCode::GitConflict,
             reason: reason.into(),
             not_before: None,
@@ -76,9 +59,9 @@ impl Fault {
     /// The bot's own state stopped this attempt (its job store failed, or a restart lost what
     /// the attempt needs): the next one starts over. Should that last, the job was started as
     /// often as allowed without finishing.
-    pub(super) fn internal(stage: &str, reason: impl Into<String>) -> Fault {
+    pub(super) fn internal(stage: Stage, reason: impl Into<String>) -> Fault {
         Fault {
-            stage: stage.into(),
+            stage,
             code: FailureCode::RetriesExhausted,
             reason: reason.into(),
             not_before: None,
@@ -87,26 +70,25 @@ impl Fault {
 
     /// The failure this fault is when it met the job's last allowed attempt: its own code and
     /// words first, then how many attempts there were and where their history is.
-    pub(super) fn into_failure(self, attempts: u32, job: JobId) -> Failed {
+    pub(super) fn into_failure(self, attempts: u32, job: JobId) -> Failure {
         let which = match attempts {
             0 | 1 => "the job's only attempt".to_owned(),
             _ => format!("the last of the job's {attempts} attempts"),
         };
-        Failed {
-            stage: self.stage,
-            code: self.code,
-            reason: format!(
+        Failure::new(
+            self.code,
+            self.stage,
+            format!(
                 "{} ({which}; history: `autofix jobs show {job}`)",
                 self.reason
             ),
-            output_tail: None,
-        }
+        )
     }
 }
 
 /// Why a stage stopped.
 pub(super) enum Stop {
-    Failed(Failed),
+    Failed(Failure),
     Retry(Fault),
     Finished(Finish),
     /// The server is stopping; the checkpoint holds everything done so far.
@@ -116,7 +98,7 @@ pub(super) enum Stop {
 impl From<StoreError> for Stop {
     fn from(error: StoreError) -> Self {
         Stop::Retry(Fault::internal(
-            "worker",
+            Stage::Worker,
             format!("the job store failed: {error}"),
         ))
     }
@@ -125,7 +107,7 @@ impl From<StoreError> for Stop {
 /// A forge's error as a stop: a rate limit or transient fault is retried (`FORGE_ERROR` should
 /// it last), a refused credential or permission fails at once (`PERMISSION_DENIED`), and any
 /// other refusal fails at once too (`FORGE_ERROR`).
-pub(super) fn forge_stop(stage: &'static str) -> impl Fn(ForgeError) -> Stop {
+pub(super) fn forge_stop(stage: Stage) -> impl Fn(ForgeError) -> Stop {
     move |error| {
         if error.is_retryable() {
             return Stop::Retry(Fault::forge(stage, &error));
@@ -136,53 +118,37 @@ pub(super) fn forge_stop(stage: &'static str) -> impl Fn(ForgeError) -> Stop {
             }
             _ => FailureCode::ForgeError,
         };
-        Stop::Failed(Failed {
-            stage: stage.into(),
-            code,
-            reason: error.to_string(),
-            output_tail: None,
-        })
+        Stop::Failed(Failure::new(code, stage, error.to_string()))
     }
 }
 
-pub(super) fn git_stop(stage: &'static str) -> impl Fn(GitError) -> Stop {
-    move |error| {
-        Stop::Failed(Failed {
-            stage: stage.into(),
-            code: error.failure_code(),
-            reason: error.to_string(),
-            output_tail: None,
-        })
-    }
+pub(super) fn git_stop(stage: Stage) -> impl Fn(GitError) -> Stop {
+    move |error| Stop::Failed(Failure::new(error.failure_code(), stage, error.to_string()))
 }
 
-pub(super) fn failed_io(stage: &'static str, reason: String) -> Stop {
-    Stop::Failed(Failed {
-        stage: stage.into(),
-        code: FailureCode::Preflight,
-        reason,
-        output_tail: None,
-    })
+pub(super) fn failed_io(stage: Stage, reason: String) -> Stop {
+    Stop::Failed(Failure::new(FailureCode::Preflight, stage, reason))
 }
 
 pub(super) fn invalid(reason: String) -> Stop {
-    Stop::Failed(Failed {
-        stage: "worker".into(),
-        code: FailureCode::InvalidInput,
+    Stop::Failed(Failure::new(
+        FailureCode::InvalidInput,
+        Stage::Worker,
         reason,
-        output_tail: None,
-    })
+    ))
 }
 
 impl Stop {
     /// One line saying why, for stage timings and logs.
     pub(super) fn describe(&self) -> String {
         match self {
-            Stop::Failed(failed) => format!("{} {}", failed.code, failed.reason),
+            Stop::Failed(failure) => format!("{} {}", failure.code, failure.reason),
             Stop::Retry(fault) => format!("to be retried: {} {}", fault.code, fault.reason),
             Stop::Drained => "the server is stopping".into(),
             Stop::Finished(Finish::Succeeded) => "finished".into(),
-            Stop::Finished(Finish::Failed { code, error }) => format!("{code} {error}"),
+            Stop::Finished(Finish::Failed(failure)) => {
+                format!("{} {}", failure.code, failure.reason)
+            }
         }
     }
 }

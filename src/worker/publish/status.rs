@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Cost, status_marker};
 use crate::detect::{DetectedCommand, Stage as DetectStage};
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::pipeline::proof::Reproduction;
 use crate::quote::{code_span, fenced, inert};
 use crate::store::JobId;
@@ -181,7 +181,7 @@ pub enum StatusOutcome {
     /// A maintainer cancelled the job, which stopped during `stage`; `word` is the command word.
     Cancelled {
         by: String,
-        stage: String,
+        stage: Stage,
         word: String,
     },
 }
@@ -189,11 +189,9 @@ pub enum StatusOutcome {
 /// The facts of a failure a person needs to act on it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailureReport {
-    pub stage: String,
-    pub code: FailureCode,
-    pub reason: String,
-    /// The end of the failing command's output, secrets already redacted.
-    pub output_tail: Option<String>,
+    /// The failure, its reason and output tail with secrets already redacted.
+    #[serde(flatten)]
+    pub failure: Failure,
     pub trigger_label: String,
     pub branch_kept: Option<String>,
 }
@@ -316,7 +314,8 @@ fn change_request_word(view: &StatusView) -> &str {
 }
 
 /// The part of the status comment that explains a failure and how to try again.
-fn failure_section(failure: &FailureReport) -> String {
+fn failure_section(report: &FailureReport) -> String {
+    let failure = &report.failure;
     let mut text = String::new();
     let _ = writeln!(
         text,
@@ -336,7 +335,7 @@ fn failure_section(failure: &FailureReport) -> String {
             fenced("text", tail.trim_end())
         );
     }
-    if let Some(branch) = &failure.branch_kept {
+    if let Some(branch) = &report.branch_kept {
         let _ = writeln!(
             text,
             "\nThe work in progress is kept on the branch `{branch}`."
@@ -349,7 +348,7 @@ fn failure_section(failure: &FailureReport) -> String {
         text,
         "\n**To try again:** address the cause above (for example in the issue text or the repository's \
          `.autofix.toml`), then remove the `{label}` label and add it again.",
-        label = failure.trigger_label
+        label = report.trigger_label
     );
     text
 }

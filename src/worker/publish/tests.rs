@@ -4,7 +4,7 @@
 use super::status::what_a_maintainer_can_do;
 use super::*;
 use crate::config::repo::ReproduceMode;
-use crate::failure::FailureCode;
+use crate::failure::{Failure, FailureCode, Stage};
 use crate::pipeline::checks::CheckRun;
 use crate::pipeline::proof::{BaseFailure, MAX_FAILURE_LINE, Reproduction, TestOutcome};
 use crate::pipeline::test_report::CommandReport;
@@ -53,10 +53,12 @@ fn a_failed_job_says_where_why_and_how_to_retry() {
         current: Some(Step::Fixed),
         notes: vec!["No `.autofix.toml` on the default branch: the defaults apply.".into()],
         outcome: Some(StatusOutcome::Failed(FailureReport {
-            stage: "validate".into(),
-            code: FailureCode::ValidationFailed,
-            reason: "`cargo test` failed".into(),
-            output_tail: Some("test parse ... FAILED\n```\nnot a fence end".into()),
+            failure: Failure {
+                code: FailureCode::ValidationFailed,
+                stage: Stage::Validate,
+                reason: "`cargo test` failed".into(),
+                output_tail: Some("test parse ... FAILED\n```\nnot a fence end".into()),
+            },
             trigger_label: "auto-fix".into(),
             branch_kept: None,
         })),
@@ -387,10 +389,12 @@ fn a_missing_reproduction_failure_says_what_a_maintainer_can_do() {
         ],
         current: Some(Step::Fixed),
         outcome: Some(StatusOutcome::Failed(FailureReport {
-            stage: "reproduce".into(),
-            code: FailureCode::ReproductionFailed,
-            reason: "the test the model wrote passes on the base commit".into(),
-            output_tail: None,
+            failure: Failure {
+                code: FailureCode::ReproductionFailed,
+                stage: Stage::Reproduce,
+                reason: "the test the model wrote passes on the base commit".into(),
+                output_tail: None,
+            },
             trigger_label: "auto-fix".into(),
             branch_kept: None,
         })),
