@@ -1,14 +1,14 @@
 //! The store's queries, written once and instantiated per database: only how a write transaction
 //! begins (`BEGIN IMMEDIATE` on SQLite) and how a claim locks its row (`SKIP LOCKED` on PostgreSQL) differ.
 
-use super::records::home_of;
+use super::deliveries::parsed_column;
 use super::{
-    ChangeRequestRecord, ClaimedJob, Delivery, EnqueueOutcome, Finish, JobDetail, JobEvent,
-    JobFilter, JobId, JobKey, JobRecord, JobState, ParsedDelivery, RepoKey, StoreError,
-    StoredDelivery, db, from_millis, report_backoff, retry_backoff, to_millis,
+    ClaimedJob, Delivery, EnqueueOutcome, Finish, JobDetail, JobEvent, JobFilter, JobId, JobKey,
+    JobRecord, JobState, RepoKey, StoreError, db, from_millis, report_backoff, retry_backoff,
+    to_millis,
 };
 use crate::failure::{Failure, FailureCode};
-use crate::forge::{BotEvent, ForgeKind, IssueNumber, RepoPath};
+use crate::forge::{ForgeKind, IssueNumber, RepoPath};
 
 #[derive(sqlx::FromRow)]
 struct JobRow {
@@ -72,66 +72,7 @@ struct EventRow {
     message: String,
 }
 
-#[derive(sqlx::FromRow)]
-struct DeliveryRow {
-    id: String,
-    forge: ForgeKind,
-    event: String,
-    received_at: i64,
-    payload: Vec<u8>,
-    job_id: Option<JobId>,
-}
-
-impl DeliveryRow {
-    fn into_stored(self) -> Result<StoredDelivery, StoreError> {
-        Ok(StoredDelivery {
-            id: self.id,
-            forge: self.forge,
-            event: self.event,
-            received_at: from_millis(self.received_at)?,
-            payload: self.payload,
-            job_id: self.job_id,
-        })
-    }
-}
-
-#[derive(sqlx::FromRow)]
-struct ParsedRow {
-    id: String,
-    parsed: Option<String>,
-}
-
-impl ParsedRow {
-    /// The delivery as the server read it; a row it has not read yet (recorded before
-    /// deliveries were stored parsed, and not yet read at start-up) is an error of the store.
-    fn into_parsed(self) -> Result<ParsedDelivery, StoreError> {
-        let Some(parsed) = self.parsed else {
-            return Err(StoreError::Corrupt {
-                what: "delivery without its parsed event",
-                value: self.id,
-            });
-        };
-        let parsed: BotEvent =
-            serde_json::from_str(&parsed).map_err(|error| StoreError::Corrupt {
-                what: "parsed delivery",
-                value: format!("{}: {error}", self.id),
-            })?;
-        Ok(ParsedDelivery {
-            id: self.id,
-            parsed,
-        })
-    }
-}
-
-/// The `deliveries.parsed` column of `delivery`: its event as JSON.
-pub(super) fn parsed_column(delivery: &Delivery) -> Result<String, StoreError> {
-    serde_json::to_string(&delivery.parsed).map_err(|error| StoreError::Corrupt {
-        what: "event to record",
-        value: format!("{}: {error}", delivery.id),
-    })
-}
-
-fn attempts(stored: i64) -> Result<u32, StoreError> {
+pub(super) fn attempts(stored: i64) -> Result<u32, StoreError> {
     u32::try_from(stored).map_err(|_| StoreError::Corrupt {
         what: "attempt count",
         value: stored.to_string(),
@@ -147,8 +88,6 @@ pub(super) fn queued_message(delivery: &Delivery) -> String {
 const ACTIVE: &str = "state IN ('queued', 'running')";
 const JOB_COLUMNS: &str = "id, forge, repo, issue_number, state, stage, attempts, run_after, lease_owner, \
      lease_until, last_error, failure_code, created_at, updated_at, checkpoint, report_due";
-const DELIVERY_COLUMNS: &str = "id, forge, event, received_at, payload, job_id";
-const PARSED_COLUMNS: &str = "id, parsed";
 
 macro_rules! dialect {
     ($name:ident, $Db:ty, $begin_write:literal, $claim_lock:literal) => {
@@ -709,239 +648,6 @@ macro_rules! dialect {
                     })
                     .collect::<Result<_, StoreError>>()?;
                 Ok(JobDetail { job: job_record, checkpoint, events })
-            }
-
-            pub(in crate::store) async fn delivery(
-                pool: &Pool<Db>,
-                id: &str,
-            ) -> Result<Option<StoredDelivery>, StoreError> {
-                let row: Option<DeliveryRow> =
-                    sqlx::query_as(&format!("SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = $1"))
-                        .bind(id)
-                        .fetch_optional(pool)
-                        .await
-                        .map_err(db("could not read the delivery"))?;
-                row.map(DeliveryRow::into_stored).transpose()
-            }
-
-            pub(in crate::store) async fn parsed_delivery(
-                pool: &Pool<Db>,
-                id: &str,
-            ) -> Result<Option<ParsedDelivery>, StoreError> {
-                let row: Option<ParsedRow> =
-                    sqlx::query_as(&format!("SELECT {PARSED_COLUMNS} FROM deliveries WHERE id = $1"))
-                        .bind(id)
-                        .fetch_optional(pool)
-                        .await
-                        .map_err(db("could not read the delivery"))?;
-                row.map(ParsedRow::into_parsed).transpose()
-            }
-
-            /// The delivery that created `job` or, for a job from before origins were recorded,
-            /// the earliest one linked to it.
-            pub(in crate::store) async fn job_delivery(
-                pool: &Pool<Db>,
-                job: JobId,
-            ) -> Result<Option<ParsedDelivery>, StoreError> {
-                let row: Option<ParsedRow> = sqlx::query_as(&format!(
-                    "SELECT {PARSED_COLUMNS} FROM deliveries WHERE job_id = $1 \
-                     ORDER BY CASE WHEN id = (SELECT origin_delivery FROM jobs WHERE id = $1) THEN 0 ELSE 1 END, \
-                     received_at, id LIMIT 1"
-                ))
-                .bind(job)
-                .fetch_optional(pool)
-                .await
-                .map_err(db("could not read the job's delivery"))?;
-                row.map(ParsedRow::into_parsed).transpose()
-            }
-
-            /// Every delivery linked to `job`, oldest first.
-            pub(in crate::store) async fn job_deliveries(
-                pool: &Pool<Db>,
-                job: JobId,
-            ) -> Result<Vec<ParsedDelivery>, StoreError> {
-                let rows: Vec<ParsedRow> = sqlx::query_as(&format!(
-                    "SELECT {PARSED_COLUMNS} FROM deliveries WHERE job_id = $1 ORDER BY received_at, id"
-                ))
-                .bind(job)
-                .fetch_all(pool)
-                .await
-                .map_err(db("could not read the job's deliveries"))?;
-                rows.into_iter().map(ParsedRow::into_parsed).collect()
-            }
-
-            /// The ids of the deliveries linked to `job`, oldest first (no payloads).
-            pub(in crate::store) async fn job_delivery_ids(
-                pool: &Pool<Db>,
-                job: JobId,
-            ) -> Result<Vec<String>, StoreError> {
-                let rows: Vec<(String,)> = sqlx::query_as(
-                    "SELECT id FROM deliveries WHERE job_id = $1 ORDER BY received_at, id",
-                )
-                .bind(job)
-                .fetch_all(pool)
-                .await
-                .map_err(db("could not read the job's deliveries"))?;
-                Ok(rows.into_iter().map(|(id,)| id).collect())
-            }
-
-            /// Up to `limit` deliveries recorded before deliveries were stored parsed, oldest first.
-            pub(in crate::store) async fn unparsed_deliveries(
-                pool: &Pool<Db>,
-                limit: u32,
-            ) -> Result<Vec<StoredDelivery>, StoreError> {
-                let rows: Vec<DeliveryRow> = sqlx::query_as(&format!(
-                    "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE parsed IS NULL ORDER BY received_at, id LIMIT $1"
-                ))
-                .bind(i64::from(limit))
-                .fetch_all(pool)
-                .await
-                .map_err(db("could not read the deliveries not yet parsed"))?;
-                rows.into_iter().map(DeliveryRow::into_stored).collect()
-            }
-
-            /// Records what an earlier delivery asks, read from its payload once.
-            pub(in crate::store) async fn record_parsed(
-                pool: &Pool<Db>,
-                id: &str,
-                parsed: &str,
-            ) -> Result<(), StoreError> {
-                sqlx::query("UPDATE deliveries SET parsed = $2 WHERE id = $1")
-                    .bind(id)
-                    .bind(parsed)
-                    .execute(pool)
-                    .await
-                    .map_err(db("could not record a delivery's parsed event"))?;
-                Ok(())
-            }
-
-            pub(in crate::store) async fn record_change_request(
-                pool: &Pool<Db>,
-                record: &ChangeRequestRecord,
-                now: DateTime<Utc>,
-            ) -> Result<(), StoreError> {
-                let (head_repo, head_clone_url) = record.home_columns();
-                sqlx::query(
-                    "INSERT INTO change_requests (forge, repo, number, issue_number, branch, url, job_id, created_at, \
-                     head_repo, head_clone_url) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-                     ON CONFLICT (forge, repo, number) DO UPDATE SET issue_number = $4, branch = $5, url = $6, job_id = $7, \
-                     state = 'open', head_repo = $9, head_clone_url = $10",
-                )
-                .bind(record.key.repo.forge)
-                .bind(&record.key.repo.path)
-                .bind(IssueNumber(record.number))
-                .bind(record.key.issue)
-                .bind(&record.branch)
-                .bind(&record.url)
-                .bind(record.job)
-                .bind(to_millis(now))
-                .bind(head_repo)
-                .bind(head_clone_url)
-                .execute(pool)
-                .await
-                .map_err(db("could not record the change request"))?;
-                Ok(())
-            }
-
-            /// The change request `number` of `forge`/`repo` (`by_issue`: the newest one of
-            /// issue `number` instead).
-            pub(in crate::store) async fn change_request(
-                pool: &Pool<Db>,
-                repo: &RepoKey,
-                number: u64,
-                by_issue: bool,
-            ) -> Result<Option<ChangeRequestRecord>, StoreError> {
-                let column = if by_issue { "issue_number" } else { "number" };
-                type Row = (
-                    IssueNumber, IssueNumber, String, String, JobId, i64, Option<String>, Option<String>, Option<String>,
-                );
-                let row: Option<Row> = sqlx::query_as(&format!(
-                    "SELECT number, issue_number, branch, url, job_id, ci_repairs, ci_head, head_repo, head_clone_url \
-                     FROM change_requests \
-                     WHERE forge = $1 AND repo = $2 AND {column} = $3 ORDER BY created_at DESC, number DESC LIMIT 1"
-                ))
-                .bind(repo.forge)
-                .bind(&repo.path)
-                .bind(IssueNumber(number))
-                .fetch_optional(pool)
-                .await
-                .map_err(db("could not read the change request"))?;
-                row.map(|(number, issue, branch, url, job, ci_repairs, ci_head, head_repo, head_clone_url)| {
-                    Ok(ChangeRequestRecord {
-                        key: JobKey { repo: repo.clone(), issue },
-                        number: number.0,
-                        branch,
-                        url,
-                        job,
-                        ci_repairs: attempts(ci_repairs)?,
-                        ci_head,
-                        home: home_of(repo.forge, head_repo, head_clone_url),
-                    })
-                })
-                .transpose()
-            }
-
-            /// The open change requests autofix opened in `forge`/`repo`, by number.
-            pub(in crate::store) async fn open_change_requests(
-                pool: &Pool<Db>,
-                repo: &RepoKey,
-            ) -> Result<Vec<ChangeRequestRecord>, StoreError> {
-                let numbers: Vec<(IssueNumber,)> = sqlx::query_as(
-                    "SELECT number FROM change_requests WHERE forge = $1 AND repo = $2 AND state = 'open' \
-                     ORDER BY number",
-                )
-                .bind(repo.forge)
-                .bind(&repo.path)
-                .fetch_all(pool)
-                .await
-                .map_err(db("could not list the open change requests"))?;
-                let mut records = Vec::with_capacity(numbers.len());
-                for (number,) in numbers {
-                    if let Some(record) = change_request(pool, repo, number.0, false).await? {
-                        records.push(record);
-                    }
-                }
-                Ok(records)
-            }
-
-            /// Marks a change request closed (or merged): moves of the base no longer concern it.
-            pub(in crate::store) async fn close_change_request(
-                pool: &Pool<Db>,
-                record: &ChangeRequestRecord,
-            ) -> Result<(), StoreError> {
-                sqlx::query(
-                    "UPDATE change_requests SET state = 'closed' WHERE forge = $1 AND repo = $2 AND number = $3",
-                )
-                .bind(record.key.repo.forge)
-                .bind(&record.key.repo.path)
-                .bind(IssueNumber(record.number))
-                .execute(pool)
-                .await
-                .map_err(db("could not mark the change request closed"))?;
-                Ok(())
-            }
-
-            /// Notes that the failed checks of `head` were dealt with, counting a pushed repair.
-            pub(in crate::store) async fn record_ci(
-                pool: &Pool<Db>,
-                record: &ChangeRequestRecord,
-                head: &str,
-                repaired: bool,
-            ) -> Result<(), StoreError> {
-                sqlx::query(
-                    "UPDATE change_requests SET ci_head = $4, ci_repairs = ci_repairs + $5 \
-                     WHERE forge = $1 AND repo = $2 AND number = $3",
-                )
-                .bind(record.key.repo.forge)
-                .bind(&record.key.repo.path)
-                .bind(IssueNumber(record.number))
-                .bind(head)
-                .bind(i64::from(repaired))
-                .execute(pool)
-                .await
-                .map_err(db("could not record the checks dealt with"))?;
-                Ok(())
             }
 
             pub(in crate::store) async fn ping(pool: &Pool<Db>) -> Result<(), StoreError> {

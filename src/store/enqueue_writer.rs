@@ -254,7 +254,7 @@ fn enqueue_in(
         EnqueueOutcome::NewJob(id) | EnqueueOutcome::ActiveJobExists(id) => id,
         EnqueueOutcome::DuplicateDelivery => unreachable!("a duplicate returned above"),
     };
-    let parsed = dialect::parsed_column(delivery)?;
+    let parsed = super::deliveries::parsed_column(delivery)?;
     conn.prepare_cached(
         "INSERT INTO deliveries (id, forge, event, received_at, payload, job_id, parsed) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

@@ -1,6 +1,8 @@
 //! The bot's durable job store: webhook deliveries, the jobs they enqueue, leases and event logs,
 //! on an embedded SQLite file by default or on PostgreSQL when the database URL says `postgres://`.
 
+mod change_requests;
+mod deliveries;
 mod dialect;
 mod enqueue_writer;
 mod keys;
@@ -21,7 +23,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeZone, Utc};
 
 use crate::failure::{Failure, Stage};
-use crate::forge::{BotEvent, RepoPath};
+use crate::forge::RepoPath;
 use enqueue_writer::EnqueueWriter;
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{
@@ -456,121 +458,6 @@ impl Store {
         }
     }
 
-    /// Every delivery that created or joined `job`, oldest first, as the server read them.
-    pub async fn job_deliveries(&self, job: JobId) -> Result<Vec<ParsedDelivery>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::job_deliveries(pool, job).await
-            }
-            Store::Postgres(pool) => dialect::postgres::job_deliveries(pool, job).await,
-        }
-    }
-
-    /// The ids of the deliveries linked to `job`, oldest first: what a running job checks often,
-    /// without reading payloads.
-    pub async fn job_delivery_ids(&self, job: JobId) -> Result<Vec<String>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::job_delivery_ids(pool, job).await
-            }
-            Store::Postgres(pool) => dialect::postgres::job_delivery_ids(pool, job).await,
-        }
-    }
-
-    /// Remembers a change request autofix opened (or adopted) for an issue.
-    pub async fn record_change_request(
-        &self,
-        record: &ChangeRequestRecord,
-        now: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::record_change_request(pool, record, now).await
-            }
-            Store::Postgres(pool) => {
-                dialect::postgres::record_change_request(pool, record, now).await
-            }
-        }
-    }
-
-    /// Notes that the failed checks of `head` on `record` were dealt with (`repaired`: a repair
-    /// was pushed, which counts towards the limit).
-    pub async fn record_ci(
-        &self,
-        record: &ChangeRequestRecord,
-        head: &str,
-        repaired: bool,
-    ) -> Result<(), StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::record_ci(pool, record, head, repaired).await
-            }
-            Store::Postgres(pool) => {
-                dialect::postgres::record_ci(pool, record, head, repaired).await
-            }
-        }
-    }
-
-    /// Every change request autofix opened in `repo` that no job has found closed.
-    pub async fn open_change_requests(
-        &self,
-        repo: &RepoKey,
-    ) -> Result<Vec<ChangeRequestRecord>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::open_change_requests(pool, repo).await
-            }
-            Store::Postgres(pool) => dialect::postgres::open_change_requests(pool, repo).await,
-        }
-    }
-
-    /// Marks a change request closed or merged, so a moved base no longer starts work for it.
-    pub async fn close_change_request(
-        &self,
-        record: &ChangeRequestRecord,
-    ) -> Result<(), StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::close_change_request(pool, record).await
-            }
-            Store::Postgres(pool) => dialect::postgres::close_change_request(pool, record).await,
-        }
-    }
-
-    /// The change request autofix opened as `number` in `repo`, if it did.
-    pub async fn change_request(
-        &self,
-        repo: &RepoKey,
-        number: u64,
-    ) -> Result<Option<ChangeRequestRecord>, StoreError> {
-        self.change_request_where(repo, number, false).await
-    }
-
-    /// The newest change request autofix opened for `key`'s issue, if any.
-    pub async fn change_request_for_issue(
-        &self,
-        key: &JobKey,
-    ) -> Result<Option<ChangeRequestRecord>, StoreError> {
-        self.change_request_where(&key.repo, key.issue.0, true)
-            .await
-    }
-
-    async fn change_request_where(
-        &self,
-        repo: &RepoKey,
-        number: u64,
-        by_issue: bool,
-    ) -> Result<Option<ChangeRequestRecord>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::change_request(pool, repo, number, by_issue).await
-            }
-            Store::Postgres(pool) => {
-                dialect::postgres::change_request(pool, repo, number, by_issue).await
-            }
-        }
-    }
-
     /// Ends `job` as failed with `code` although its report could not be posted (`why`); the
     /// report alone is tried again later, at most `max_tries` times in all. Returns the next try.
     #[allow(clippy::too_many_arguments)]
@@ -662,59 +549,6 @@ impl Store {
         }
     }
 
-    /// The delivery recorded under `id`, if any.
-    pub async fn delivery(&self, id: &str) -> Result<Option<StoredDelivery>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => dialect::sqlite::delivery(pool, id).await,
-            Store::Postgres(pool) => dialect::postgres::delivery(pool, id).await,
-        }
-    }
-
-    /// The delivery recorded under `id` as the server read it, if any.
-    pub async fn parsed_delivery(&self, id: &str) -> Result<Option<ParsedDelivery>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::parsed_delivery(pool, id).await
-            }
-            Store::Postgres(pool) => dialect::postgres::parsed_delivery(pool, id).await,
-        }
-    }
-
-    /// The delivery that created `job`, as the server read it; `None` for an unknown job.
-    pub async fn job_delivery(&self, job: JobId) -> Result<Option<ParsedDelivery>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::job_delivery(pool, job).await
-            }
-            Store::Postgres(pool) => dialect::postgres::job_delivery(pool, job).await,
-        }
-    }
-
-    /// Up to `limit` deliveries recorded before deliveries were stored parsed, oldest first: what
-    /// `autofix serve` reads once at start-up (see [`Store::record_parsed`]).
-    pub async fn unparsed_deliveries(&self, limit: u32) -> Result<Vec<StoredDelivery>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::unparsed_deliveries(pool, limit).await
-            }
-            Store::Postgres(pool) => dialect::postgres::unparsed_deliveries(pool, limit).await,
-        }
-    }
-
-    /// Records what the earlier delivery `id` asks, read from its payload once.
-    pub async fn record_parsed(&self, id: &str, parsed: &BotEvent) -> Result<(), StoreError> {
-        let parsed = serde_json::to_string(parsed).map_err(|error| StoreError::Corrupt {
-            what: "event to record",
-            value: format!("{id}: {error}"),
-        })?;
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::record_parsed(pool, id, &parsed).await
-            }
-            Store::Postgres(pool) => dialect::postgres::record_parsed(pool, id, &parsed).await,
-        }
-    }
-
     /// Whether the database answers (and, on SQLite, the enqueue writer still runs): `/readyz`.
     pub async fn ping(&self) -> Result<(), StoreError> {
         match self {
@@ -758,7 +592,7 @@ pub(crate) fn from_millis(millis: i64) -> Result<DateTime<Utc>, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::forge::ForgeKind;
+    use crate::forge::{BotEvent, ForgeKind};
 
     fn delivery(id: &str, payload: &[u8]) -> Delivery {
         Delivery {
