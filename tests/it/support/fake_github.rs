@@ -20,11 +20,8 @@
 //! Server-side pagination links use `/repositories/{id}/…` like api.github.com does.
 
 use std::collections::{BTreeMap, HashMap};
-use std::future::IntoFuture;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -35,6 +32,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::fake_log::FakeLog;
+use super::served::{Runtime, Served};
 
 /// The prefix of every API route, as on GitHub Enterprise Server.
 pub const API_PREFIX: &str = "/api/v3";
@@ -341,60 +339,46 @@ type Shared = Arc<Mutex<State>>;
 /// The running fake; stops (and checks no unexpected request came) when dropped.
 pub struct FakeGitHub {
     state: Shared,
-    address: SocketAddr,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    server: Served,
 }
 
 impl FakeGitHub {
     /// Serves the API under `/api/v3` and `git_routes` (which must not set a fallback) on
     /// `127.0.0.1` at a free port, on its own thread and runtime.
     pub fn start(git_routes: axum::Router) -> FakeGitHub {
-        let listener =
-            std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake GitHub server");
-        listener
-            .set_nonblocking(true)
-            .expect("make the fake GitHub listener non-blocking");
-        let address = listener.local_addr().expect("the listener has an address");
-        let state: Shared = Arc::new(Mutex::new(State::new(format!("http://{address}"))));
-        let api = axum::Router::new()
-            .route(API_PREFIX, axum::routing::any(answer))
-            .route(
-                &format!("{API_PREFIX}/{{*rest}}"),
-                axum::routing::any(answer),
-            )
-            .fallback(answer)
-            .with_state(state.clone());
-        // The web pages of the manifest flow, where a person confirms the App and GitHub sends
-        // the browser back to the manifest's `redirect_url` with a one-time code.
-        let web = axum::Router::new()
-            .route("/settings/apps/new", axum::routing::post(create_app_page))
-            .route(
-                "/organizations/{org}/settings/apps/new",
-                axum::routing::post(create_org_app_page),
-            )
-            .route(
-                "/blobs/job-logs/{repo_id}/{id}",
-                axum::routing::get(download_job_log),
-            )
-            .with_state(state.clone());
-        let app = api.merge(web).merge(git_routes);
-        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("fake-github".into())
-            .spawn(move || serve(listener, app, stopped))
-            .expect("spawn the fake GitHub thread");
-        FakeGitHub {
-            state,
-            address,
-            shutdown: Some(shutdown),
-            thread: Some(thread),
-        }
+        let state: Shared = Arc::new(Mutex::new(State::new(String::new())));
+        let app_state = state.clone();
+        let server = Served::start("fake-github", Runtime::TwoWorkers, move |address| {
+            lock(&app_state).base_url = format!("http://{address}");
+            let api = axum::Router::new()
+                .route(API_PREFIX, axum::routing::any(answer))
+                .route(
+                    &format!("{API_PREFIX}/{{*rest}}"),
+                    axum::routing::any(answer),
+                )
+                .fallback(answer)
+                .with_state(app_state.clone());
+            // The web pages of the manifest flow, where a person confirms the App and GitHub
+            // sends the browser back to the manifest's `redirect_url` with a one-time code.
+            let web = axum::Router::new()
+                .route("/settings/apps/new", axum::routing::post(create_app_page))
+                .route(
+                    "/organizations/{org}/settings/apps/new",
+                    axum::routing::post(create_org_app_page),
+                )
+                .route(
+                    "/blobs/job-logs/{repo_id}/{id}",
+                    axum::routing::get(download_job_log),
+                )
+                .with_state(app_state);
+            api.merge(web).merge(git_routes)
+        });
+        FakeGitHub { state, server }
     }
 
     /// `http://127.0.0.1:PORT`: where the git routes are served.
     pub fn url(&self) -> String {
-        format!("http://{}", self.address)
+        self.server.url()
     }
 
     /// `http://127.0.0.1:PORT/api/v3`: the client's API base URL.
@@ -722,12 +706,7 @@ impl FakeGitHub {
 
 impl Drop for FakeGitHub {
     fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.server.stop();
         if !std::thread::panicking() {
             self.assert_no_unexpected();
         }
@@ -745,30 +724,6 @@ fn repo_mut<'a>(state: &'a mut State, full_name: &str) -> &'a mut FakeRepo {
         .repos
         .get_mut(full_name)
         .unwrap_or_else(|| panic!("the fake has no repository {full_name}; add it with repo()"))
-}
-
-fn serve(
-    listener: std::net::TcpListener,
-    app: axum::Router,
-    stopped: tokio::sync::oneshot::Receiver<()>,
-) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("build the fake GitHub runtime");
-    runtime.block_on(async move {
-        let listener =
-            tokio::net::TcpListener::from_std(listener).expect("hand the listener to tokio");
-        tokio::select! {
-            result = axum::serve(listener, app).into_future() => {
-                result.expect("the fake GitHub server failed");
-            }
-            _ = stopped => {}
-        }
-    });
-    // Dropping the runtime cancels requests still held back by `delay_next`.
-    runtime.shutdown_background();
 }
 
 /// What one request gets back.

@@ -14,10 +14,7 @@
 //! Fault switches (`fail_next`, `delay_next`) answer matching requests before any other logic.
 
 use std::collections::BTreeMap;
-use std::future::IntoFuture;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -28,6 +25,7 @@ use secrecy::SecretString;
 use serde_json::{Value, json};
 
 use super::fake_log::FakeLog;
+use super::served::{Runtime, Served};
 
 /// The token the fake accepts unless a test changes it.
 pub const DEFAULT_TOKEN: &str = "glpat-fake-0123456789abcdef";
@@ -313,42 +311,26 @@ type Shared = Arc<Mutex<GitLabState>>;
 /// The running fake; stops (and checks nothing unexpected was asked) when dropped.
 pub struct FakeGitLab {
     state: Shared,
-    address: SocketAddr,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    server: Served,
 }
 
 impl FakeGitLab {
     /// Starts the fake on `127.0.0.1` at a free port, on its own thread, serving `git_routes`
     /// (a git smart-HTTP router for the projects' remotes) beside the API.
     pub fn start(git_routes: axum::Router) -> FakeGitLab {
-        let listener =
-            std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake GitLab server");
-        listener
-            .set_nonblocking(true)
-            .expect("make the fake GitLab listener non-blocking");
-        let address = listener.local_addr().expect("the listener has an address");
-        let state: Shared = Arc::new(Mutex::new(GitLabState::new(format!("http://{address}"))));
-        let api = axum::Router::new()
-            .fallback(answer)
-            .with_state(state.clone());
-        let app = git_routes.merge(api);
-        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("fake-gitlab".into())
-            .spawn(move || serve(listener, app, stopped))
-            .expect("spawn the fake GitLab thread");
-        FakeGitLab {
-            state,
-            address,
-            shutdown: Some(shutdown),
-            thread: Some(thread),
-        }
+        let state: Shared = Arc::new(Mutex::new(GitLabState::new(String::new())));
+        let app_state = state.clone();
+        let server = Served::start("fake-gitlab", Runtime::CurrentThread, move |address| {
+            lock(&app_state).base_url = format!("http://{address}");
+            let api = axum::Router::new().fallback(answer).with_state(app_state);
+            git_routes.merge(api)
+        });
+        FakeGitLab { state, server }
     }
 
     /// The host root, e.g. `http://127.0.0.1:41234`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.address)
+        self.server.url()
     }
 
     /// `…/api/v4`: what `GitLabClient` is given.
@@ -612,12 +594,7 @@ impl FakeGitLab {
 
 impl Drop for FakeGitLab {
     fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.server.stop();
         if !std::thread::panicking() {
             self.assert_no_unexpected();
         }
@@ -820,27 +797,6 @@ fn lock(state: &Shared) -> MutexGuard<'_, GitLabState> {
 fn parse_method(method: &str) -> Method {
     Method::from_bytes(method.to_ascii_uppercase().as_bytes())
         .unwrap_or_else(|_| panic!("{method:?} is not an HTTP method"))
-}
-
-fn serve(
-    listener: std::net::TcpListener,
-    app: axum::Router,
-    stopped: tokio::sync::oneshot::Receiver<()>,
-) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("build the fake GitLab runtime");
-    runtime.block_on(async move {
-        let listener =
-            tokio::net::TcpListener::from_std(listener).expect("hand the listener to tokio");
-        tokio::select! {
-            result = axum::serve(listener, app).into_future() => {
-                result.expect("the fake GitLab server failed");
-            }
-            _ = stopped => {}
-        }
-    });
 }
 
 /// What one route answers: status, extra headers, JSON body.

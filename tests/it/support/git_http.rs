@@ -1,11 +1,9 @@
 //! A real smart-HTTP git remote for tests: `git http-backend` behind axum with HTTP Basic token
 //! checks and a log of every request, plus bare repositories to serve and inspect.
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::thread::JoinHandle;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -13,6 +11,8 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::Response;
 use base64::Engine;
 use tokio::io::AsyncWriteExt;
+
+use super::served::{Runtime, Served};
 
 /// The user name and token the remote accepts.
 #[derive(Debug, Clone)]
@@ -300,39 +300,22 @@ pub type Forker = Arc<dyn Fn(&str, &str) + Send + Sync>;
 /// temp folder.
 pub struct GitHttpServer {
     root: tempfile::TempDir,
-    address: SocketAddr,
     log: RequestLog,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    server: Served,
 }
 
 impl GitHttpServer {
     pub fn start(auth: GitHttpAuth) -> GitHttpServer {
         let root = tempfile::tempdir().expect("a folder for the remotes");
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the git remote");
-        listener
-            .set_nonblocking(true)
-            .expect("make the git remote listener non-blocking");
-        let address = listener.local_addr().expect("the listener has an address");
         let log = RequestLog::default();
         let app = git_http_router_recording(root.path().to_path_buf(), auth, log.clone());
-        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("git-http".into())
-            .spawn(move || serve(listener, app, stopped))
-            .expect("spawn the git remote thread");
-        GitHttpServer {
-            root,
-            address,
-            log,
-            shutdown: Some(shutdown),
-            thread: Some(thread),
-        }
+        let server = Served::start("git-http", Runtime::CurrentThread, |_| app);
+        GitHttpServer { root, log, server }
     }
 
     /// `http://127.0.0.1:PORT/<path>.git`.
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}/{path}.git", self.address)
+        format!("{}/{path}.git", self.server.url())
     }
 
     pub fn requests(&self) -> Vec<GitHttpRequest> {
@@ -391,35 +374,10 @@ impl GitHttpServer {
 }
 
 impl Drop for GitHttpServer {
+    /// The server stops before its remotes' folder goes.
     fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.server.stop();
     }
-}
-
-fn serve(
-    listener: std::net::TcpListener,
-    app: axum::Router,
-    stopped: tokio::sync::oneshot::Receiver<()>,
-) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("build the git remote runtime");
-    runtime.block_on(async move {
-        let listener =
-            tokio::net::TcpListener::from_std(listener).expect("hand the listener to tokio");
-        tokio::select! {
-            result = axum::serve(listener, app).into_future() => {
-                result.expect("the git remote failed");
-            }
-            _ = stopped => {}
-        }
-    });
 }
 
 /// A bare repository on disk, changed and read with the git CLI as an upstream person would.

@@ -16,6 +16,7 @@ pub mod repo;
 pub mod reports;
 pub mod scripted_llm;
 pub mod serve;
+pub mod served;
 
 /// The stage lines `autofix fix` and `autofix run` print on standard error, reduced to
 /// `<stage> started|done|failed` in the order printed (times and reasons left out).

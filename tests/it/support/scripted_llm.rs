@@ -17,11 +17,8 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::future::IntoFuture;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -29,6 +26,8 @@ use axum::extract::State as AxumState;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use axum::response::Response;
 use serde_json::{Value, json};
+
+use super::served::{Runtime, Served};
 
 /// The body a request gets when the test queued nothing for it.
 pub const NO_REPLY_QUEUED: &str = "scripted LLM: no reply queued";
@@ -296,40 +295,23 @@ type Shared = Arc<Mutex<Script>>;
 /// The running server; stops (and checks it was used as scripted) when dropped.
 pub struct ScriptedLlm {
     script: Shared,
-    address: SocketAddr,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    server: Served,
 }
 
 impl ScriptedLlm {
     /// Starts a server on `127.0.0.1` at a free port, on its own thread.
     pub fn start() -> ScriptedLlm {
-        let listener =
-            std::net::TcpListener::bind("127.0.0.1:0").expect("bind the scripted LLM server");
-        listener
-            .set_nonblocking(true)
-            .expect("make the scripted LLM listener non-blocking");
-        let address = listener.local_addr().expect("the listener has an address");
         let script = Shared::default();
         let app = axum::Router::new()
             .fallback(answer)
             .with_state(script.clone());
-        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("scripted-llm".into())
-            .spawn(move || serve(listener, app, stopped))
-            .expect("spawn the scripted LLM thread");
-        ScriptedLlm {
-            script,
-            address,
-            shutdown: Some(shutdown),
-            thread: Some(thread),
-        }
+        let server = Served::start("scripted-llm", Runtime::CurrentThread, |_| app);
+        ScriptedLlm { script, server }
     }
 
     /// The host root, e.g. `http://127.0.0.1:41234`: the base URL for Gemini and Anthropic.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.address)
+        self.server.url()
     }
 
     /// `…/v1`: the base URL for OpenAI-compatible providers.
@@ -443,12 +425,7 @@ impl ScriptedLlm {
 
 impl Drop for ScriptedLlm {
     fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.server.stop();
         if !std::thread::panicking() {
             self.assert_done();
         }
@@ -460,28 +437,6 @@ fn lock(script: &Shared) -> MutexGuard<'_, Script> {
     script
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn serve(
-    listener: std::net::TcpListener,
-    app: axum::Router,
-    stopped: tokio::sync::oneshot::Receiver<()>,
-) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("build the scripted LLM runtime");
-    runtime.block_on(async move {
-        let listener =
-            tokio::net::TcpListener::from_std(listener).expect("hand the listener to tokio");
-        tokio::select! {
-            result = axum::serve(listener, app).into_future() => {
-                result.expect("the scripted LLM server failed");
-            }
-            _ = stopped => {}
-        }
-    });
-    // Dropping the runtime cancels replies still being held back (`Reply::After`).
 }
 
 async fn answer(
