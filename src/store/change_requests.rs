@@ -160,12 +160,7 @@ impl Store {
         record: &ChangeRequestRecord,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                sqlite::record_change_request(pool, record, now).await
-            }
-            Store::Postgres(pool) => postgres::record_change_request(pool, record, now).await,
-        }
+        on_database!(self, => record_change_request(record, now))
     }
 
     /// Notes that the failed checks of `head` on `record` were dealt with (`repaired`: a repair
@@ -176,12 +171,7 @@ impl Store {
         head: &str,
         repaired: bool,
     ) -> Result<(), StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                sqlite::record_ci(pool, record, head, repaired).await
-            }
-            Store::Postgres(pool) => postgres::record_ci(pool, record, head, repaired).await,
-        }
+        on_database!(self, => record_ci(record, head, repaired))
     }
 
     /// Every change request autofix opened in `repo` that no job has found closed.
@@ -189,12 +179,7 @@ impl Store {
         &self,
         repo: &RepoKey,
     ) -> Result<Vec<ChangeRequestRecord>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                sqlite::open_change_requests(pool, repo).await
-            }
-            Store::Postgres(pool) => postgres::open_change_requests(pool, repo).await,
-        }
+        on_database!(self, => open_change_requests(repo))
     }
 
     /// Marks a change request closed or merged, so a moved base no longer starts work for it.
@@ -202,12 +187,7 @@ impl Store {
         &self,
         record: &ChangeRequestRecord,
     ) -> Result<(), StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                sqlite::close_change_request(pool, record).await
-            }
-            Store::Postgres(pool) => postgres::close_change_request(pool, record).await,
-        }
+        on_database!(self, => close_change_request(record))
     }
 
     /// The change request autofix opened as `number` in `repo`, if it did.
@@ -234,11 +214,6 @@ impl Store {
         number: u64,
         by_issue: bool,
     ) -> Result<Option<ChangeRequestRecord>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                sqlite::change_request(pool, repo, number, by_issue).await
-            }
-            Store::Postgres(pool) => postgres::change_request(pool, repo, number, by_issue).await,
-        }
+        on_database!(self, => change_request(repo, number, by_issue))
     }
 }

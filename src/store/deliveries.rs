@@ -190,54 +190,34 @@ delivery_dialect!(postgres, sqlx::Postgres);
 impl Store {
     /// Every delivery that created or joined `job`, oldest first, as the server read them.
     pub async fn job_deliveries(&self, job: JobId) -> Result<Vec<ParsedDelivery>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => sqlite::job_deliveries(pool, job).await,
-            Store::Postgres(pool) => postgres::job_deliveries(pool, job).await,
-        }
+        on_database!(self, => job_deliveries(job))
     }
 
     /// The ids of the deliveries linked to `job`, oldest first: what a running job checks often,
     /// without reading payloads.
     pub async fn job_delivery_ids(&self, job: JobId) -> Result<Vec<String>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => sqlite::job_delivery_ids(pool, job).await,
-            Store::Postgres(pool) => postgres::job_delivery_ids(pool, job).await,
-        }
+        on_database!(self, => job_delivery_ids(job))
     }
 
     /// The delivery recorded under `id`, if any.
     pub async fn delivery(&self, id: &str) -> Result<Option<StoredDelivery>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => sqlite::delivery(pool, id).await,
-            Store::Postgres(pool) => postgres::delivery(pool, id).await,
-        }
+        on_database!(self, => delivery(id))
     }
 
     /// The delivery recorded under `id` as the server read it, if any.
     pub async fn parsed_delivery(&self, id: &str) -> Result<Option<ParsedDelivery>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => sqlite::parsed_delivery(pool, id).await,
-            Store::Postgres(pool) => postgres::parsed_delivery(pool, id).await,
-        }
+        on_database!(self, => parsed_delivery(id))
     }
 
     /// The delivery that created `job`, as the server read it; `None` for an unknown job.
     pub async fn job_delivery(&self, job: JobId) -> Result<Option<ParsedDelivery>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => sqlite::job_delivery(pool, job).await,
-            Store::Postgres(pool) => postgres::job_delivery(pool, job).await,
-        }
+        on_database!(self, => job_delivery(job))
     }
 
     /// Up to `limit` deliveries recorded before deliveries were stored parsed, oldest first: what
     /// `autofix serve` reads once at start-up (see [`Store::record_parsed`]).
     pub async fn unparsed_deliveries(&self, limit: u32) -> Result<Vec<StoredDelivery>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                sqlite::unparsed_deliveries(pool, limit).await
-            }
-            Store::Postgres(pool) => postgres::unparsed_deliveries(pool, limit).await,
-        }
+        on_database!(self, => unparsed_deliveries(limit))
     }
 
     /// Records what the earlier delivery `id` asks, read from its payload once.
@@ -246,11 +226,6 @@ impl Store {
             what: "event to record",
             value: format!("{id}: {error}"),
         })?;
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                sqlite::record_parsed(pool, id, &parsed).await
-            }
-            Store::Postgres(pool) => postgres::record_parsed(pool, id, &parsed).await,
-        }
+        on_database!(self, => record_parsed(id, &parsed))
     }
 }

@@ -1,6 +1,18 @@
 //! The bot's durable job store: webhook deliveries, the jobs they enqueue, leases and event logs,
 //! on an embedded SQLite file by default or on PostgreSQL when the database URL says `postgres://`.
 
+/// Calls the query function `f` of the database the store is on, with its pool first:
+/// `on_database!(self, dialect => claim(owner, until, now))` runs `dialect::sqlite::claim` or
+/// `dialect::postgres::claim` (`on_database!(self, => f(..))` the current module's).
+macro_rules! on_database {
+    ($store:expr, $($module:ident)? => $f:ident($($arg:expr),* $(,)?)) => {
+        match $store {
+            Store::Sqlite(SqliteStore { pool, .. }) => $($module::)? sqlite::$f(pool, $($arg),*).await,
+            Store::Postgres(pool) => $($module::)? postgres::$f(pool, $($arg),*).await,
+        }
+    };
+}
+
 mod change_requests;
 mod deliveries;
 mod dialect;
@@ -308,12 +320,7 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<Option<ClaimedJob>, StoreError> {
         let until = lease_end(now, lease);
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::claim(pool, owner, until, now).await
-            }
-            Store::Postgres(pool) => dialect::postgres::claim(pool, owner, until, now).await,
-        }
+        on_database!(self, dialect => claim(owner, until, now))
     }
 
     /// Extends `owner`'s lease on `job` to `now + lease`; fails with `LeaseLost` once it expired or moved.
@@ -325,12 +332,7 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<DateTime<Utc>, StoreError> {
         let until = lease_end(now, lease);
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::renew(pool, job, owner, until, now).await?
-            }
-            Store::Postgres(pool) => dialect::postgres::renew(pool, job, owner, until, now).await?,
-        }
+        on_database!(self, dialect => renew(job, owner, until, now))?;
         Ok(until)
     }
 
@@ -365,12 +367,7 @@ impl Store {
         why: &str,
         now: DateTime<Utc>,
     ) -> Result<Vec<JobId>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::release(pool, owner, job, why, now).await
-            }
-            Store::Postgres(pool) => dialect::postgres::release(pool, owner, job, why, now).await,
-        }
+        on_database!(self, dialect => release(owner, job, why, now))
     }
 
     /// Marks `stage` completed on `job` and appends `message` to its history.
@@ -383,14 +380,7 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         let stage = stage.as_str();
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::record_stage(pool, job, owner, stage, message, now).await
-            }
-            Store::Postgres(pool) => {
-                dialect::postgres::record_stage(pool, job, owner, stage, message, now).await
-            }
-        }
+        on_database!(self, dialect => record_stage(job, owner, stage, message, now))
     }
 
     /// Saves the worker's `checkpoint` for `job` (replacing the previous one), checked against the
@@ -402,14 +392,7 @@ impl Store {
         checkpoint: &str,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::save_checkpoint(pool, job, owner, checkpoint, now).await
-            }
-            Store::Postgres(pool) => {
-                dialect::postgres::save_checkpoint(pool, job, owner, checkpoint, now).await
-            }
-        }
+        on_database!(self, dialect => save_checkpoint(job, owner, checkpoint, now))
     }
 
     /// Ends `job` for good and frees its dedupe key, so a later label starts a new job.
@@ -448,14 +431,7 @@ impl Store {
         seen: Option<&[String]>,
         now: DateTime<Utc>,
     ) -> Result<Option<JobId>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::finish(pool, job, owner, outcome, seen, now).await
-            }
-            Store::Postgres(pool) => {
-                dialect::postgres::finish(pool, job, owner, outcome, seen, now).await
-            }
-        }
+        on_database!(self, dialect => finish(job, owner, outcome, seen, now))
     }
 
     /// Ends `job` as failed with `code` although its report could not be posted (`why`); the
@@ -470,16 +446,7 @@ impl Store {
         max_tries: u32,
         now: DateTime<Utc>,
     ) -> Result<Option<DateTime<Utc>>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::finish_unreported(pool, job, owner, failure, why, max_tries, now)
-                    .await
-            }
-            Store::Postgres(pool) => {
-                dialect::postgres::finish_unreported(pool, job, owner, failure, why, max_tries, now)
-                    .await
-            }
-        }
+        on_database!(self, dialect => finish_unreported(job, owner, failure, why, max_tries, now))
     }
 
     /// Puts `job` back in the queue after [`retry_backoff`] of its attempts, or at `not_before`
@@ -492,24 +459,12 @@ impl Store {
         not_before: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> Result<DateTime<Utc>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::retry_later(pool, job, owner, error, not_before, now).await
-            }
-            Store::Postgres(pool) => {
-                dialect::postgres::retry_later(pool, job, owner, error, not_before, now).await
-            }
-        }
+        on_database!(self, dialect => retry_later(job, owner, error, not_before, now))
     }
 
     /// The `limit` most recently created jobs, newest first.
     pub async fn jobs_list(&self, limit: u32) -> Result<Vec<JobRecord>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::jobs_list(pool, limit).await
-            }
-            Store::Postgres(pool) => dialect::postgres::jobs_list(pool, limit).await,
-        }
+        on_database!(self, dialect => jobs_list(limit))
     }
 
     /// `job` with its history; `JobNotFound` when no such job exists.
@@ -518,35 +473,21 @@ impl Store {
         &self,
         filter: &JobFilter,
     ) -> Result<Vec<(JobRecord, Option<String>)>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => {
-                dialect::sqlite::jobs_page(pool, filter).await
-            }
-            Store::Postgres(pool) => dialect::postgres::jobs_page(pool, filter).await,
-        }
+        on_database!(self, dialect => jobs_page(filter))
     }
 
     /// How many jobs are in each state (states with none left out).
     pub async fn job_counts(&self) -> Result<Vec<(JobState, u64)>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => dialect::sqlite::job_counts(pool).await,
-            Store::Postgres(pool) => dialect::postgres::job_counts(pool).await,
-        }
+        on_database!(self, dialect => job_counts())
     }
 
     /// Every repository with a job, in name order.
     pub async fn job_repos(&self) -> Result<Vec<RepoPath>, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => dialect::sqlite::job_repos(pool).await,
-            Store::Postgres(pool) => dialect::postgres::job_repos(pool).await,
-        }
+        on_database!(self, dialect => job_repos())
     }
 
     pub async fn job_show(&self, job: JobId) -> Result<JobDetail, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => dialect::sqlite::job_show(pool, job).await,
-            Store::Postgres(pool) => dialect::postgres::job_show(pool, job).await,
-        }
+        on_database!(self, dialect => job_show(job))
     }
 
     /// Whether the database answers (and, on SQLite, the enqueue writer still runs): `/readyz`.

@@ -144,10 +144,7 @@ impl Store {
         spend: &Spend,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => sqlite::record(pool, key, spend, now).await,
-            Store::Postgres(pool) => postgres::record(pool, key, spend, now).await,
-        }
+        on_database!(self, => record(key, spend, now))
     }
 
     /// What was spent on `repo`, and on every repository, on `now`'s UTC day.
@@ -157,10 +154,7 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<DaySpend, StoreError> {
         let day = utc_day(now);
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => sqlite::day(pool, repo, &day).await,
-            Store::Postgres(pool) => postgres::day(pool, repo, &day).await,
-        }
+        on_database!(self, => day(repo, &day))
     }
 
     /// What each job of `jobs` spent (a job that spent nothing is left out).
@@ -168,10 +162,7 @@ impl Store {
         let (Some(first), Some(last)) = (jobs.iter().min(), jobs.iter().max()) else {
             return Ok(HashMap::new());
         };
-        let mut spent = match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => sqlite::jobs(pool, *first, *last).await?,
-            Store::Postgres(pool) => postgres::jobs(pool, *first, *last).await?,
-        };
+        let mut spent = on_database!(self, => jobs(*first, *last))?;
         spent.retain(|job, _| jobs.contains(job));
         Ok(spent)
     }
@@ -192,9 +183,6 @@ impl Store {
         key: &JobKey,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        match self {
-            Store::Sqlite(SqliteStore { pool, .. }) => sqlite::first_notice(pool, key, now).await,
-            Store::Postgres(pool) => postgres::first_notice(pool, key, now).await,
-        }
+        on_database!(self, => first_notice(key, now))
     }
 }
