@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 /// What tells a failing test the change may be about from one that merely already failed:
 /// the identifiers the issue writes as code and the files the change writes. Prose words never
 /// count: an issue about "an error loading the file" says nothing of `test_loading_error`. The
-/// change has to fix only one of the tests it may be about (see [`compare`]).
+/// change has to fix only one of the tests it may be about (see [`compare`](fn@super::compare)).
 #[derive(Debug, Clone, Default)]
 pub struct Relevance {
     /// Lower-case letters and digits of each identifier: `load_dotenv` → `loaddotenv`.
