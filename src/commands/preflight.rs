@@ -106,10 +106,16 @@ type ForgeClients = (Option<Arc<dyn Forge>>, Option<Arc<dyn Forge>>);
 /// The forge clients the configuration asks for; a webhook without API credentials is refused,
 /// naming the keys, rather than failing every job later.
 fn forge_clients(config: &ServiceConfig) -> Result<ForgeClients, String> {
-    let github = GitHubClient::from_config(&config.github)
+    let github = config
+        .github
+        .client_settings()
+        .and_then(GitHubClient::from_settings)
         .map_err(|err| format!("github: {err}"))?
         .map(|client| Arc::new(client) as Arc<dyn Forge>);
-    let gitlab = GitLabClient::from_config(&config.gitlab)
+    let gitlab = config
+        .gitlab
+        .client_settings()
+        .and_then(GitLabClient::from_settings)
         .map_err(|err| format!("gitlab: {err}"))?
         .map(|client| Arc::new(client) as Arc<dyn Forge>);
     if github.is_none() && !config.github.all_webhook_secrets().is_empty() {

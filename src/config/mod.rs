@@ -1,10 +1,12 @@
 //! Service configuration: `config/default.toml` holds every key with its default, a file and
 //! `AUTOFIX__SECTION__KEY` variables override them (merged by the `config` crate) into one typed struct.
 //!
-//! `sections` holds the typed `[section]`s and `values` how single values are read and shown;
-//! loading, checking and what the rest of the service derives from the whole are here.
+//! `sections` holds the typed `[section]`s, `values` how single values are read and shown, and
+//! `forge_settings` what the forge clients are built from; loading, checking and what the rest
+//! of the service derives from the whole are here.
 
 pub mod data_dir;
+mod forge_settings;
 mod layers;
 pub mod placeholders;
 pub mod repo;

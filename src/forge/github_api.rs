@@ -20,7 +20,9 @@ use serde_json::json;
 use tokio::sync::OnceCell;
 
 use self::auth::AppAuth;
-pub use self::client_config::{GitHubAuth, GitHubClientConfig, RetryPolicy};
+pub use self::client_config::{
+    GitHubAuth, GitHubClientConfig, GitHubClientSettings, GitHubCredentials, RetryPolicy,
+};
 pub use self::fork::APP_CANNOT_FORK;
 use self::paths::{encode, repo_path};
 use self::transport::{Answer, Call, Credential, Repeat, Transport};

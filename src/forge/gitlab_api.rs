@@ -2,7 +2,8 @@
 //! authenticated with a token, projects addressed by their URL-encoded path.
 //!
 //! `operations` carries out the `Forge` operations, `names` checks and makes the names GitLab is
-//! given; the client, its endpoints and its requests are here.
+//! given, `settings` is what the client is built from; the client, its endpoints and its requests
+//! are here.
 //!
 //! [`Forge`]: super::Forge
 
@@ -11,6 +12,7 @@ mod json;
 mod names;
 mod operations;
 mod retry;
+mod settings;
 #[cfg(test)]
 mod tests;
 mod transport;
@@ -23,12 +25,12 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 
 pub use retry::{RATE_LIMIT_RESET, RetryPolicy};
+pub use settings::GitLabClientSettings;
 pub use transport::gitlab_message;
 
 use self::names::{check_label, parse_api_url, project_path};
 use self::transport::{Reply, Transport};
 use super::{ChangeRequest, ForgeError, ForkWait, IssueNumber, RepoRef, Thread};
-use crate::config::GitLabSection;
 
 /// How errors and logs name this forge.
 pub const FORGE: &str = "GitLab";
@@ -91,26 +93,6 @@ impl GitLabClient {
     pub fn with_fork_wait(mut self, wait: ForkWait) -> GitLabClient {
         self.fork_wait = wait;
         self
-    }
-
-    /// The client `[gitlab]` describes, with the default retry policy; `None` without a token.
-    pub fn from_config(section: &GitLabSection) -> Result<Option<GitLabClient>, ForgeError> {
-        if section.token.expose_secret().trim().is_empty() {
-            return Ok(None);
-        }
-        if section.request_timeout_secs == 0 {
-            return Err(ForgeError::Configuration(
-                "gitlab.request_timeout_secs must be at least 1".into(),
-            ));
-        }
-        GitLabClient::new(
-            &section.api_url,
-            section.token.clone(),
-            Duration::from_secs(section.request_timeout_secs),
-            RetryPolicy::default(),
-        )
-        .map(Some)
-        .map_err(|err| ForgeError::Configuration(format!("[gitlab]: {err}")))
     }
 
     /// The API root, without a trailing slash.

@@ -822,6 +822,13 @@ fn key_file() -> (tempfile::TempDir, String) {
     (dir, path)
 }
 
+/// The client `[github]` asks for: its settings read by `config`, the client built from them.
+fn from_section(section: &GitHubSection) -> Result<Option<GitHubClient>, ForgeError> {
+    section
+        .client_settings()
+        .and_then(GitHubClient::from_settings)
+}
+
 fn configuration_error(result: Result<Option<GitHubClient>, ForgeError>) -> String {
     match result {
         Err(ForgeError::Configuration(message)) => message,
@@ -832,11 +839,7 @@ fn configuration_error(result: Result<Option<GitHubClient>, ForgeError>) -> Stri
 
 #[test]
 fn no_token_and_no_app_configure_no_client() {
-    assert!(
-        GitHubClient::from_config(&section("", 0, ""))
-            .unwrap()
-            .is_none()
-    );
+    assert!(from_section(&section("", 0, "")).unwrap().is_none());
 }
 
 #[tokio::test]
@@ -846,7 +849,7 @@ async fn the_app_wins_when_both_a_token_and_an_app_are_configured() {
     let (_dir, path) = key_file();
     let mut both = section(TOKEN, APP_ID, &path);
     both.api_url = github.api_url();
-    let client = GitHubClient::from_config(&both).unwrap().expect("a client");
+    let client = from_section(&both).unwrap().expect("a client");
     assert_eq!(client.bot_user().await.unwrap().login, "autofix-app[bot]");
 }
 
@@ -866,11 +869,7 @@ fn an_empty_token_is_refused_by_name() {
 
 #[test]
 fn an_unreadable_key_file_is_named_in_the_error() {
-    let message = configuration_error(GitHubClient::from_config(&section(
-        "",
-        APP_ID,
-        "/nonexistent/app.pem",
-    )));
+    let message = configuration_error(from_section(&section("", APP_ID, "/nonexistent/app.pem")));
     assert!(
         message.starts_with("github.private_key_path `/nonexistent/app.pem` cannot be read"),
         "{message}"
@@ -882,7 +881,7 @@ fn a_key_file_that_is_not_pem_is_named_in_the_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("app.pem");
     std::fs::write(&path, "not a key").unwrap();
-    let message = configuration_error(GitHubClient::from_config(&section(
+    let message = configuration_error(from_section(&section(
         "",
         APP_ID,
         &path.display().to_string(),
@@ -899,7 +898,7 @@ fn a_pem_that_is_not_an_rsa_key_is_refused() {
         "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n",
     )
     .unwrap();
-    let message = configuration_error(GitHubClient::from_config(&section(
+    let message = configuration_error(from_section(&section(
         "",
         APP_ID,
         &path.display().to_string(),
@@ -912,7 +911,7 @@ fn a_pem_that_is_not_an_rsa_key_is_refused() {
 
 #[test]
 fn an_app_id_without_a_key_path_is_refused_by_name() {
-    let message = configuration_error(GitHubClient::from_config(&section("", APP_ID, "")));
+    let message = configuration_error(from_section(&section("", APP_ID, "")));
     assert!(
         message.starts_with("github.app_id is set but github.private_key_path is not"),
         "{message}"
@@ -922,7 +921,7 @@ fn an_app_id_without_a_key_path_is_refused_by_name() {
 #[test]
 fn a_key_path_without_an_app_id_is_refused_by_name() {
     let (_dir, path) = key_file();
-    let message = configuration_error(GitHubClient::from_config(&section("", 0, &path)));
+    let message = configuration_error(from_section(&section("", 0, &path)));
     assert!(
         message.starts_with("github.private_key_path is set but github.app_id is not"),
         "{message}"
@@ -933,7 +932,7 @@ fn a_key_path_without_an_app_id_is_refused_by_name() {
 fn an_api_url_that_is_not_a_url_is_refused_by_name() {
     let mut bad = section(TOKEN, 0, "");
     bad.api_url = "api.github.com".into();
-    let message = configuration_error(GitHubClient::from_config(&bad));
+    let message = configuration_error(from_section(&bad));
     assert!(
         message.starts_with("github.api_url `api.github.com`"),
         "{message}"

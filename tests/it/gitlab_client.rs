@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::support::fake_gitlab::{FakeGitLab, FakeNote, gitlab_fixture};
-use autofix::config::ServiceConfig;
+use autofix::config::{GitLabSection, ServiceConfig};
 use autofix::forge::gitlab_api::{GitLabClient, RetryPolicy};
 use autofix::forge::{
     CommentId, Forge, ForgeError, ForgeKind, ForgeUser, IssueNumber, NewChangeRequest, Opened,
@@ -794,9 +794,16 @@ fn config(vars: &[(&str, &str)]) -> ServiceConfig {
     ServiceConfig::load(None, vars).expect("the configuration loads")
 }
 
+/// The client `[gitlab]` asks for: its settings read by `config`, the client built from them.
+fn from_section(section: &GitLabSection) -> Result<Option<GitLabClient>, ForgeError> {
+    section
+        .client_settings()
+        .and_then(GitLabClient::from_settings)
+}
+
 #[test]
 fn without_a_token_there_is_no_gitlab_client() {
-    let client = GitLabClient::from_config(&config(&[]).gitlab).unwrap();
+    let client = from_section(&config(&[]).gitlab).unwrap();
 
     assert!(client.is_none());
 }
@@ -811,7 +818,7 @@ fn a_configured_token_gives_a_client_for_the_configured_instance() {
         ),
     ]);
 
-    let client = GitLabClient::from_config(&config.gitlab).unwrap().unwrap();
+    let client = from_section(&config.gitlab).unwrap().unwrap();
 
     assert_eq!(client.api_url(), "https://gitlab.example.com/api/v4");
     assert!(!format!("{client:?}").contains("glpat"));
@@ -824,9 +831,7 @@ fn a_bad_api_url_is_refused_naming_the_section_and_the_url() {
         ("AUTOFIX__GITLAB__API_URL", "gitlab.example.com/api/v4"),
     ]);
 
-    let err = GitLabClient::from_config(&config.gitlab)
-        .unwrap_err()
-        .to_string();
+    let err = from_section(&config.gitlab).unwrap_err().to_string();
 
     assert!(
         err.contains("[gitlab]") && err.contains("gitlab.example.com/api/v4"),
@@ -841,9 +846,7 @@ fn a_zero_request_timeout_is_refused_by_its_key() {
         ("AUTOFIX__GITLAB__REQUEST_TIMEOUT_SECS", "0"),
     ]);
 
-    let err = GitLabClient::from_config(&config.gitlab)
-        .unwrap_err()
-        .to_string();
+    let err = from_section(&config.gitlab).unwrap_err().to_string();
 
     assert!(err.contains("gitlab.request_timeout_secs"), "{err}");
 }

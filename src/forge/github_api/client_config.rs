@@ -1,13 +1,12 @@
 //! What a GitHub client is built from: how it proves who it is, how patient it is, its
-//! timeouts, and the client the service configuration's `[github]` section asks for.
+//! timeouts, and the client the settings read from the service configuration ask for.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use secrecy::{ExposeSecret, SecretSlice, SecretString};
+use secrecy::{SecretSlice, SecretString};
 
-use super::{DEFAULT_API_URL, GitHubClient};
-use crate::config::GitHubSection;
+use super::GitHubClient;
 use crate::forge::{ForgeError, ForkWait};
 
 /// How the client proves who it is.
@@ -86,49 +85,53 @@ impl GitHubClientConfig {
     }
 }
 
+/// What the service configuration says of the GitHub client, its keys already read and
+/// checked (`config` builds it from `[github]`).
+#[derive(Debug, Clone)]
+pub struct GitHubClientSettings {
+    /// `https://api.github.com`, or a GitHub Enterprise Server's `https://HOST/api/v3`.
+    pub api_url: String,
+    /// How the client proves who it is; `None` when neither a token nor an App is configured.
+    pub credentials: Option<GitHubCredentials>,
+    /// Limit for one HTTP exchange; `None` keeps the client's default.
+    pub request_timeout: Option<Duration>,
+}
+
+/// The credentials the configuration names: a token, or a GitHub App and its key file.
+#[derive(Debug, Clone)]
+pub enum GitHubCredentials {
+    /// A personal access token (classic or fine-grained).
+    Token(SecretString),
+    /// A GitHub App: its id and the file holding its private key (PEM).
+    App {
+        app_id: u64,
+        private_key_path: PathBuf,
+    },
+}
+
 impl GitHubClient {
-    /// The client the service configuration asks for: the App when `app_id` or
-    /// `private_key_path` is set, else the token; `None` when neither is.
-    pub fn from_config(section: &GitHubSection) -> Result<Option<GitHubClient>, ForgeError> {
-        let Some(auth) = auth_from_config(section)? else {
-            return Ok(None);
+    /// The client the settings ask for, an App's key read from its file; `None` when they name
+    /// no credentials.
+    pub fn from_settings(
+        settings: GitHubClientSettings,
+    ) -> Result<Option<GitHubClient>, ForgeError> {
+        let auth = match settings.credentials {
+            None => return Ok(None),
+            Some(GitHubCredentials::Token(token)) => GitHubAuth::Token(token),
+            Some(GitHubCredentials::App {
+                app_id,
+                private_key_path,
+            }) => GitHubAuth::App {
+                app_id,
+                private_key_pem: read_private_key(&private_key_path)?,
+            },
         };
-        let api_url = match section.api_url.trim() {
-            "" => DEFAULT_API_URL.to_owned(),
-            url => url.to_owned(),
-        };
-        let mut config = GitHubClientConfig::new(api_url, auth);
-        if section.request_timeout_secs > 0 {
-            config.timeout = Duration::from_secs(section.request_timeout_secs);
+        let mut config = GitHubClientConfig::new(settings.api_url, auth);
+        if let Some(timeout) = settings.request_timeout {
+            config.timeout = timeout;
         }
         GitHubClient::new(config).map(Some)
     }
-}
-
-fn auth_from_config(section: &GitHubSection) -> Result<Option<GitHubAuth>, ForgeError> {
-    let key_path = section.private_key_path.trim();
-    match (section.app_id, key_path.is_empty()) {
-        (0, true) => {}
-        (0, false) => {
-            return Err(ForgeError::Configuration(
-                "github.private_key_path is set but github.app_id is not: set the App's id".into(),
-            ));
-        }
-        (_, true) => {
-            return Err(ForgeError::Configuration(
-                "github.app_id is set but github.private_key_path is not: point it at the App's PEM key"
-                    .into(),
-            ));
-        }
-        (app_id, false) => {
-            return Ok(Some(GitHubAuth::App {
-                app_id,
-                private_key_pem: read_private_key(Path::new(key_path))?,
-            }));
-        }
-    }
-    let token = section.token.expose_secret().trim();
-    Ok((!token.is_empty()).then(|| GitHubAuth::Token(SecretString::from(token.to_owned()))))
 }
 
 fn read_private_key(path: &Path) -> Result<SecretSlice<u8>, ForgeError> {
