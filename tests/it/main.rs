@@ -29,6 +29,7 @@ mod fork_branches;
 mod github_client;
 mod gitlab_client;
 mod judge_per_runner;
+mod layers;
 mod llm_providers;
 mod localisation;
 mod moved_base;
