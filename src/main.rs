@@ -14,6 +14,7 @@ use autofix::failure::FailureCode;
 use autofix::forge::Triggers;
 use autofix::git::Identity;
 use autofix::pipeline::fix::{FixOptions, IssueInput};
+use autofix::pipeline::settings::PipelineSettings;
 use autofix::redact::Redactor;
 use autofix::telemetry::{Stages, StderrStages};
 use autofix::work_order::RunOptions;
@@ -358,6 +359,7 @@ fn fix_command(
         Ok(provider) => provider,
         Err(err) => return invalid(err.to_string()),
     };
+    let settings = PipelineSettings::from_config(&config);
     let options = FixOptions {
         repo,
         issue: IssueInput::File(issue_file),
@@ -365,17 +367,9 @@ fn fix_command(
         job_id: None,
         artifacts,
         identity,
-        default_validate_timeout: Duration::from_secs(config.exec.default_timeout_secs),
-        output_limit: config.exec.output_limit_bytes,
-        context_tokens: config.pipeline.context_tokens,
         redactor: autofix::commands::serve::known_secrets(&config),
-        sandbox: config.sandbox(),
         cache_dir: None,
-        dep_cache: autofix::pipeline::fix::DepCacheOptions {
-            max_bytes: config.exec.cache_max_bytes,
-            ..Default::default()
-        },
-        output_caps: autofix::pipeline::json_stage::OutputCaps::from_config(&config.llm),
+        dep_cache: settings.dep_cache(None, String::new()),
         baseline_cache: None,
         stages: printed_stages("autofix fix"),
         revision: None,
@@ -384,19 +378,15 @@ fn fix_command(
         earlier_reproduction: None,
         // On a person's machine only the per-job cap applies: the daily ones need the bot's store.
         spend: autofix::llm::spend::SpendGuard::new(
-            config.pricing(),
+            settings.pricing.clone(),
             autofix::llm::spend::ServiceCaps {
-                per_job: config.budget.max_usd_per_job,
+                per_job: settings.caps.per_job,
                 ..Default::default()
             }
             .caps(0.0, 0.0, 0.0),
         ),
-        candidates: autofix::pipeline::fix::CandidateLimits {
-            max: config.candidates.max,
-            parallel: config.exec.parallel_candidates,
-            scratch: None,
-            drafts: false,
-        },
+        candidates: settings.candidate_limits(None, false),
+        settings,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -95,17 +95,24 @@ pub fn options(repo: &Path, issue: &Issue, artifacts: &Path) -> FixOptions {
         job_id: None,
         artifacts: Some(artifacts.join("run")),
         identity: Identity::new("autofix", "autofix@example.com").unwrap(),
-        default_validate_timeout: Duration::from_secs(120),
-        output_limit: 256 * 1024,
-        context_tokens: 3_000,
+        settings: autofix::pipeline::settings::PipelineSettings {
+            default_validate_timeout: Duration::from_secs(120),
+            output_limit: 256 * 1024,
+            context_tokens: 3_000,
+            output_caps: OutputCaps {
+                edit: 768,
+                ..OutputCaps::default()
+            },
+            sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
+            cache_max_bytes: autofix::pipeline::dep_cache::DEFAULT_MAX_BYTES,
+            max_candidates: autofix::config::repo::MAX_CANDIDATES,
+            parallel_candidates: 2,
+            pricing: autofix::llm::price::pricing("bench", &Default::default()),
+            caps: Default::default(),
+        },
         redactor: Redactor::new(),
-        sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
         cache_dir: None,
         dep_cache: Default::default(),
-        output_caps: OutputCaps {
-            edit: 768,
-            ..OutputCaps::default()
-        },
         baseline_cache: None,
         stages: autofix::telemetry::Stages::none(),
         revision: None,

@@ -164,21 +164,8 @@ fn worker_settings(config: &ServiceConfig) -> Result<WorkerSettings, String> {
         lease: Duration::from_secs(bot.lease_secs),
         poll_interval: Duration::from_millis(bot.poll_interval_ms.max(10)),
         max_attempts: bot.max_attempts.max(1),
-        default_validate_timeout: Duration::from_secs(config.exec.default_timeout_secs),
-        output_limit: config.exec.output_limit_bytes,
-        context_tokens: config.pipeline.context_tokens,
-        output_caps: crate::pipeline::json_stage::OutputCaps::from_config(&config.llm),
-        sandbox: config.sandbox(),
         push_to: config.forge.push_to,
-        cache_max_bytes: config.exec.cache_max_bytes,
-        pricing: config.pricing(),
-        caps: crate::llm::spend::ServiceCaps {
-            per_job: config.budget.max_usd_per_job,
-            per_repository_per_day: config.budget.max_usd_per_repository_per_day,
-            per_day: config.budget.max_usd_per_day,
-        },
-        max_candidates: config.candidates.max,
-        parallel_candidates: config.exec.parallel_candidates,
+        pipeline: crate::pipeline::settings::PipelineSettings::from_config(config),
     })
 }
 

@@ -336,7 +336,6 @@ mod tests {
     use crate::index::RepoIndex;
     use crate::index::query::IssueQuery;
     use crate::index::retrieve::{Method, rank};
-    use crate::pipeline::plan::FileChange;
 
     struct Repo {
         _dir: tempfile::TempDir,
@@ -377,16 +376,8 @@ mod tests {
         Plan {
             branch_name: None,
             plan_steps: vec!["Change it".into()],
-            file_changes: changes
-                .iter()
-                .map(|(path, operation)| FileChange {
-                    path: path.to_string(),
-                    operation: *operation,
-                    line_range: None,
-                })
-                .collect(),
             commit_summary: "change the thing".into(),
-            scope: None,
+            ..Plan::changing(changes)
         }
     }
 

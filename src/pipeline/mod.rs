@@ -22,6 +22,7 @@ pub mod reproduce;
 mod run_log;
 pub mod sanitise;
 pub mod sections;
+pub mod settings;
 pub mod test_report;
 pub mod triage;
 

@@ -78,6 +78,21 @@ impl Plan {
             scope: None,
         }
     }
+
+    /// A plan of nothing but these changes, each of a whole file.
+    pub fn changing(changes: &[(&str, Operation)]) -> Plan {
+        Plan {
+            file_changes: changes
+                .iter()
+                .map(|(path, operation)| FileChange {
+                    path: (*path).to_owned(),
+                    operation: *operation,
+                    line_range: None,
+                })
+                .collect(),
+            ..Plan::none()
+        }
+    }
 }
 
 /// What the planner answered: the plan, or the files and symbols it wants to see first.

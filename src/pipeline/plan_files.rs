@@ -77,7 +77,6 @@ pub fn describe(missing: &[MissingFile]) -> String {
 mod tests {
     use super::*;
     use crate::config::repo::RepoConfig;
-    use crate::pipeline::plan::FileChange;
 
     /// A small Python project with a `.env` beside it, and its file list.
     fn python_project() -> (tempfile::TempDir, ProjectRoot, ProtectedPaths, Vec<String>) {
@@ -101,17 +100,7 @@ mod tests {
     }
 
     fn plan_of(changes: &[(&str, Operation)]) -> Plan {
-        Plan {
-            file_changes: changes
-                .iter()
-                .map(|(path, operation)| FileChange {
-                    path: path.to_string(),
-                    operation: *operation,
-                    line_range: None,
-                })
-                .collect(),
-            ..Plan::none()
-        }
+        Plan::changing(changes)
     }
 
     #[test]

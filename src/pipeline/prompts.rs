@@ -296,16 +296,8 @@ mod tests {
         Plan {
             branch_name: None,
             plan_steps: vec!["Do the thing".into()],
-            file_changes: changes
-                .iter()
-                .map(|(path, operation)| FileChange {
-                    path: path.to_string(),
-                    operation: *operation,
-                    line_range: None,
-                })
-                .collect(),
             commit_summary: "do the thing properly".into(),
-            scope: None,
+            ..Plan::changing(changes)
         }
     }
 

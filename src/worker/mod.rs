@@ -39,25 +39,10 @@ pub struct WorkerSettings {
     pub lease: Duration,
     pub poll_interval: Duration,
     pub max_attempts: u32,
-    pub default_validate_timeout: Duration,
-    pub output_limit: usize,
-    pub context_tokens: usize,
-    /// The output-token cap of each stage's requests.
-    pub output_caps: crate::pipeline::json_stage::OutputCaps,
-    /// Where the repository's commands run.
-    pub sandbox: crate::exec::Sandbox,
     /// Where the branch of a new change request is pushed (`forge.push_to`).
     pub push_to: crate::forge::PushTo,
-    /// Bound of the dependency caches under `<workdir>/deps` (`exec.cache_max_bytes`; 0: none).
-    pub cache_max_bytes: u64,
-    /// The configured model's price (`[llm.price]` over the built-in table).
-    pub pricing: crate::llm::price::Pricing,
-    /// The service's spending caps (`[budget]`).
-    pub caps: crate::llm::spend::ServiceCaps,
-    /// Most candidates per job (`candidates.max`) and how many are validated at once
-    /// (`exec.parallel_candidates`).
-    pub max_candidates: u32,
-    pub parallel_candidates: usize,
+    /// How every job's pipeline runs: the same settings `autofix fix` uses.
+    pub pipeline: crate::pipeline::settings::PipelineSettings,
 }
 
 /// Everything a job needs, shared by every worker.

@@ -44,7 +44,7 @@ impl Job<'_> {
         Some(caches.setup_key(
             &self.ready.setup,
             self.ready.workspace.root(),
-            self.options.sandbox.mode().as_str(),
+            self.options.settings.sandbox.mode().as_str(),
         ))
     }
 

@@ -175,6 +175,7 @@ impl Job<'_> {
         let ready = self.ready;
         let mut jail: Jail = self
             .options
+            .settings
             .sandbox
             .jail(ready.workspace.root())
             .with_network(command.network);

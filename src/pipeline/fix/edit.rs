@@ -211,6 +211,7 @@ impl Job<'_> {
         }
         let cap = self
             .options
+            .settings
             .output_caps
             .edit_for(planned_bytes(&ready.root, plan));
         let response = self.ask(stage, prompt, cap, None).await?;
@@ -298,7 +299,7 @@ impl Job<'_> {
             .diff_paths_from(work_base, &paths)
             .map_err(|err| Failure::new(err.failure_code(), Stage::Audit, err.to_string()))?;
         let prompt = audit::prompt(&ready.issue, plan, &diff, judgement, self.budgets().audit);
-        let cap = self.options.output_caps.audit;
+        let cap = self.options.settings.output_caps.audit;
         let review = self
             .ask_json(Stage::Audit, prompt, audit::schema(), cap, audit::parse)
             .await?;

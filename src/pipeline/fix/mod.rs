@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -16,16 +16,16 @@ use super::checks::{CheckRun, Comparison, Verdict};
 pub use super::dep_cache::DepCacheOptions;
 use super::dep_cache::JobCaches;
 use super::issue::Issue;
-use super::json_stage::OutputCaps;
 use super::plan::Plan;
 use super::prompts::ProofShown;
 use super::proof::Reproduction;
 use super::run_log::RunLog;
+use super::settings::PipelineSettings;
 use super::test_report::CommandReport;
 use super::triage::Triage;
 use crate::detect::{DetectedCommand, LeftOut};
 use crate::edits::paths;
-use crate::exec::{Sandbox, StopSignal};
+use crate::exec::StopSignal;
 use crate::failure::{Failure, FailureCode, Stage};
 use crate::git::{CommitKind, CommitSha, Identity, Workspace};
 use crate::index::Ranking;
@@ -125,20 +125,15 @@ pub struct FixOptions {
     /// folder another run holds is left alone and `<folder>-2` (`-3`, …) used instead.
     pub artifacts: Option<PathBuf>,
     pub identity: Identity,
-    pub default_validate_timeout: Duration,
-    pub output_limit: usize,
-    pub context_tokens: usize,
+    /// The service's settings for every run: time limits, output and prompt sizes, the sandbox.
+    pub settings: PipelineSettings,
     /// Hides every secret the process knows from the artifacts and from what the model reads.
     pub redactor: Redactor,
-    /// Where the repository's setup and validation commands run.
-    pub sandbox: Sandbox,
     /// The job's cache folder: writable by `[[setup]]`, read-only to validation, named to both
     /// as `CACHE_DIR`. `None`: a folder beside the artifacts.
     pub cache_dir: Option<PathBuf>,
     /// The dependency caches kept between jobs on the repository (`exec.cache_max_bytes`).
     pub dep_cache: DepCacheOptions,
-    /// The output-token cap of each stage's requests.
-    pub output_caps: OutputCaps,
     /// Where the checks' results on a base commit are cached; by default
     /// `<git dir>/autofix/baselines`.
     pub baseline_cache: Option<PathBuf>,

@@ -28,7 +28,7 @@ impl Job<'_> {
             triage::map_tokens(budget),
         );
         let prompt = triage::prompt(&ready.issue, &map, &ready.instructions, budget);
-        let cap = self.options.output_caps.triage;
+        let cap = self.options.settings.output_caps.triage;
         let triage = self
             .ask_json(Stage::Triage, prompt, triage::schema(), cap, triage::parse)
             .await?;
@@ -51,7 +51,7 @@ impl Job<'_> {
 
     /// Each stage's prompt budget, from `pipeline.context_tokens`.
     pub(super) fn budgets(&self) -> Budgets {
-        Budgets::from_context_tokens(self.options.context_tokens)
+        Budgets::from_context_tokens(self.options.settings.context_tokens)
     }
 
     /// Indexes the work tree and ranks its files and spans for the issue, without the model.
@@ -89,7 +89,7 @@ impl Job<'_> {
         repo_files: &[String],
     ) -> Result<Plan, Failure> {
         let ready = self.ready;
-        let map_tokens = plan::map_tokens(self.options.context_tokens);
+        let map_tokens = plan::map_tokens(self.options.settings.context_tokens);
         let map = repo_map_section(
             &located.index,
             &located.ranking,
@@ -136,7 +136,7 @@ impl Job<'_> {
             lookups_left,
             self.budgets().plan,
         );
-        let cap = self.options.output_caps.plan;
+        let cap = self.options.settings.output_caps.plan;
         let title = ready.issue.title.clone();
         let may_ask = lookups_left > 0;
         // A plan naming a path outside the repository or a protected one, or a file to change

@@ -89,8 +89,8 @@ pub(super) fn preflight(
         detection,
     } = Checkout::prepare(
         workspace.map_err(git)?,
-        options.default_validate_timeout,
-        options.output_limit,
+        options.settings.default_validate_timeout,
+        options.settings.output_limit,
     )
     .map_err(preflight_failure)?;
     let original_branch = workspace.current_branch().map_err(git)?;
@@ -116,7 +116,7 @@ pub(super) fn preflight(
     }
     let instructions = instruction_text(&config.read_instructions(&root));
     log.line(&format!("baseline: {baseline} on {original_branch}"));
-    let sandbox = &options.sandbox;
+    let sandbox = &options.settings.sandbox;
     log.line(&format!(
         "sandbox: {}{}",
         sandbox.mode().as_str(),

@@ -153,6 +153,7 @@ impl Job<'_> {
         );
         let cap = self
             .options
+            .settings
             .output_caps
             .edit_for(planned_bytes(&ready.root, &shown));
         let response = self.ask(Stage::Reproduce, prompt, cap, None).await?;

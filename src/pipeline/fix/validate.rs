@@ -89,7 +89,7 @@ impl Job<'_> {
         let cache = BaselineCache::new(self.baseline_dir());
         let key = baseline_cache::key(
             &ready.baseline.to_string(),
-            self.options.sandbox.mode().as_str(),
+            self.options.settings.sandbox.mode().as_str(),
             ready.workspace.root(),
             &ready.setup,
             &ready.validation,

@@ -27,12 +27,7 @@ impl JobRun {
         let Said::ChecksFailed { head_sha, runs, .. } = &remark.said else {
             return Ok(Finish::Succeeded);
         };
-        let Some(record) = self
-            .ctx
-            .store
-            .change_request_for_issue(&self.job.key)
-            .await?
-        else {
+        let Some(record) = self.change_request_record().await? else {
             return Ok(Finish::Succeeded);
         };
         // A repair already under way in this job goes on whatever the branch shows now.

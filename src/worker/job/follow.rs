@@ -50,12 +50,7 @@ impl JobRun {
         request: &Request,
     ) -> Result<Followed, Stop> {
         let stage = Stage::Rebase;
-        let Some(record) = self
-            .ctx
-            .store
-            .change_request_for_issue(&self.job.key)
-            .await?
-        else {
+        let Some(record) = self.change_request_record().await? else {
             return Ok(Followed::Done(Finish::Succeeded));
         };
         let open = self
@@ -75,13 +70,7 @@ impl JobRun {
             .await
             .map_err(forge_stop(stage))?;
         self.redactor.register(&credentials.token);
-        let default_branch = match &request.repo.default_branch {
-            Some(branch) => branch.clone(),
-            None => forge
-                .default_branch(&request.repo)
-                .await
-                .map_err(forge_stop(stage))?,
-        };
+        let default_branch = self.default_branch(forge, request, stage).await?;
         let mirror = self
             .ctx
             .mirrors

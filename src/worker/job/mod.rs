@@ -175,12 +175,7 @@ impl JobRun {
 
     /// Tells the change request it was made again on the moved base.
     async fn say_redone(&mut self, forge: &dyn Forge, request: &Request) -> Result<(), Stop> {
-        let Some(record) = self
-            .ctx
-            .store
-            .change_request_for_issue(&self.job.key)
-            .await?
-        else {
+        let Some(record) = self.change_request_record().await? else {
             return Ok(());
         };
         let branch = self.checkpoint.default_branch.clone().unwrap_or_default();
@@ -303,6 +298,33 @@ impl JobRun {
             finish_stage(clock, self.open_change_request(forge, request).await)?;
         }
         self.finish_success(forge, request).await
+    }
+
+    /// The repository's default branch: as the delivery named it, else as the forge says.
+    async fn default_branch(
+        &self,
+        forge: &dyn Forge,
+        request: &Request,
+        stage: Stage,
+    ) -> Result<String, Stop> {
+        match &request.repo.default_branch {
+            Some(branch) => Ok(branch.clone()),
+            None => forge
+                .default_branch(&request.repo)
+                .await
+                .map_err(forge_stop(stage)),
+        }
+    }
+
+    /// The change request autofix opened for this job's issue, if it did.
+    async fn change_request_record(
+        &self,
+    ) -> Result<Option<crate::store::ChangeRequestRecord>, Stop> {
+        Ok(self
+            .ctx
+            .store
+            .change_request_for_issue(&self.job.key)
+            .await?)
     }
 
     /// Between two stages (everything before saved in the checkpoint): a stopping server's

@@ -79,7 +79,7 @@ impl JobRun {
             detected: Vec::new(),
             cost: None,
         };
-        if !self.ctx.settings.sandbox.is_confined() {
+        if !self.ctx.settings.pipeline.sandbox.is_confined() {
             self.checkpoint
                 .status
                 .notes
@@ -132,13 +132,7 @@ impl JobRun {
         credentials: &GitCredentials,
     ) -> Result<Workspace, Stop> {
         let stage = Stage::Fetch;
-        let default_branch = match &request.repo.default_branch {
-            Some(branch) => branch.clone(),
-            None => forge
-                .default_branch(&request.repo)
-                .await
-                .map_err(forge_stop(stage))?,
-        };
+        let default_branch = self.default_branch(forge, request, stage).await?;
         let key = mirror_key(&request.repo);
         let mirror = self
             .ctx
@@ -276,6 +270,7 @@ impl JobRun {
         approval: Approval,
         spend: SpendGuard,
     ) -> FixOptions {
+        let settings = &self.ctx.settings.pipeline;
         FixOptions {
             repo: workspace.root().to_path_buf(),
             issue: IssueInput::Given(issue),
@@ -287,18 +282,13 @@ impl JobRun {
                     .join(format!("attempt-{}", self.job.attempts)),
             ),
             identity: self.ctx.identity.clone(),
-            default_validate_timeout: self.ctx.settings.default_validate_timeout,
-            output_limit: self.ctx.settings.output_limit,
-            context_tokens: self.ctx.settings.context_tokens,
+            settings: settings.clone(),
             redactor: self.redactor.clone(),
-            sandbox: self.ctx.settings.sandbox.clone(),
             cache_dir: Some(self.job_dir().join("cache")),
-            dep_cache: fix::DepCacheOptions {
-                pool: Some(self.ctx.workdir.join("deps")),
-                repository: mirror_key(&request.repo),
-                max_bytes: self.ctx.settings.cache_max_bytes,
-            },
-            output_caps: self.ctx.settings.output_caps,
+            dep_cache: settings.dep_cache(
+                Some(self.ctx.workdir.join("deps")),
+                mirror_key(&request.repo),
+            ),
             baseline_cache: Some(
                 self.ctx
                     .workdir
@@ -311,12 +301,7 @@ impl JobRun {
             approval,
             earlier_reproduction: None,
             spend,
-            candidates: fix::CandidateLimits {
-                max: self.ctx.settings.max_candidates,
-                parallel: self.ctx.settings.parallel_candidates,
-                scratch: Some(self.job_dir().join("candidates")),
-                drafts: true,
-            },
+            candidates: settings.candidate_limits(Some(self.job_dir().join("candidates")), true),
         }
     }
 }

@@ -22,15 +22,16 @@ impl JobRun {
         let job_before = self.ctx.store.job_spend(self.job.id).await?.usd;
         let settings = &self.ctx.settings;
         let caps = settings
+            .pipeline
             .caps
             .caps(today.repository_usd, today.all_usd, job_before);
         let telemetry = self.ctx.telemetry.clone();
         let repository = format!("{}:{}", key.repo.forge, request.repo.owner_path);
-        let model = settings.pricing.model.clone();
+        let model = settings.pipeline.pricing.model.clone();
         Ok(
-            SpendGuard::new(settings.pricing.clone(), caps).observed_by(std::sync::Arc::new(
-                move |usd| telemetry.llm_cost(&repository, &model, usd),
-            )),
+            SpendGuard::new(settings.pipeline.pricing.clone(), caps).observed_by(
+                std::sync::Arc::new(move |usd| telemetry.llm_cost(&repository, &model, usd)),
+            ),
         )
     }
 
@@ -67,6 +68,7 @@ impl JobRun {
         let Some(cap) = self
             .ctx
             .settings
+            .pipeline
             .caps
             .daily_cap_reached(today.repository_usd, today.all_usd)
         else {

@@ -170,13 +170,7 @@ impl JobRun {
             .map_err(git_stop(stage))?
             .to_string();
         self.checkpoint.revision = Some(target.clone());
-        let default_branch = match &request.repo.default_branch {
-            Some(branch) => branch.clone(),
-            None => forge
-                .default_branch(&request.repo)
-                .await
-                .map_err(forge_stop(stage))?,
-        };
+        let default_branch = self.default_branch(forge, request, stage).await?;
         self.checkpoint.default_branch = Some(default_branch.clone());
         let issue = match self.checkpoint.issue.clone() {
             Some(issue) => issue,

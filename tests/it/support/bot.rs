@@ -23,6 +23,7 @@ use autofix::forge::{Forge, ForkWait, PushTo};
 use autofix::git::Identity;
 use autofix::llm::{ProviderConfig, ProviderKind};
 use autofix::pipeline::json_stage::OutputCaps;
+use autofix::pipeline::settings::PipelineSettings;
 use autofix::redact::Redactor;
 use autofix::server::{self, Metrics, MetricsAccess, ServerState};
 use autofix::store::{JobRecord, Store};
@@ -397,20 +398,22 @@ impl BotTester {
                 // The shipped default: a new job must start through the ingress's wake-up.
                 poll_interval: Duration::from_secs(2),
                 max_attempts: 3,
-                default_validate_timeout: Duration::from_secs(120),
-                output_limit: 256 * 1024,
-                context_tokens: 20_000,
-                output_caps,
-                sandbox,
                 push_to: PushTo::Base,
-                cache_max_bytes: autofix::pipeline::dep_cache::DEFAULT_MAX_BYTES,
-                pricing: autofix::llm::price::pricing(
-                    "claude-story",
-                    &autofix::llm::price::PriceOverride::default(),
-                ),
-                caps: autofix::llm::spend::ServiceCaps::default(),
-                max_candidates: 5,
-                parallel_candidates: 2,
+                pipeline: PipelineSettings {
+                    default_validate_timeout: Duration::from_secs(120),
+                    output_limit: 256 * 1024,
+                    context_tokens: 20_000,
+                    output_caps,
+                    sandbox,
+                    cache_max_bytes: autofix::pipeline::dep_cache::DEFAULT_MAX_BYTES,
+                    max_candidates: 5,
+                    parallel_candidates: 2,
+                    pricing: autofix::llm::price::pricing(
+                        "claude-story",
+                        &autofix::llm::price::PriceOverride::default(),
+                    ),
+                    caps: autofix::llm::spend::ServiceCaps::default(),
+                },
             },
             redactor,
         ));
@@ -481,7 +484,7 @@ impl BotTester {
 
     /// Prices the scripted model's tokens (US dollars per million), as `[llm.price]` does.
     pub fn price(&mut self, input: f64, output: f64) {
-        self.settings().pricing = autofix::llm::price::pricing(
+        self.settings().pipeline.pricing = autofix::llm::price::pricing(
             "claude-story",
             &autofix::llm::price::PriceOverride {
                 input: Some(input),
@@ -493,7 +496,7 @@ impl BotTester {
 
     /// The service's spending caps from now on, as `[budget]` gives them.
     pub fn spending_caps(&mut self, caps: autofix::llm::spend::ServiceCaps) {
-        self.settings().caps = caps;
+        self.settings().pipeline.caps = caps;
     }
 
     /// The worker settings, to change as a restart with another configuration would. Waits (a

@@ -14,6 +14,7 @@ use autofix::llm::{LlmProvider, ProviderConfig, ProviderKind};
 use autofix::pipeline::fix::{FixOptions, IssueInput};
 use autofix::pipeline::issue::Issue;
 use autofix::pipeline::json_stage::OutputCaps;
+use autofix::pipeline::settings::PipelineSettings;
 use autofix::redact::Redactor;
 use autofix::telemetry::Stages;
 use secrecy::SecretString;
@@ -124,17 +125,24 @@ pub fn revalidation_options(repo: &Path, out: &Path) -> FixOptions {
         job_id: Some("autofix-job-9".into()),
         artifacts: Some(out.join("run")),
         identity: Identity::new("autofix", "autofix@example.com").unwrap(),
-        default_validate_timeout: Duration::from_secs(120),
-        output_limit: 256 * 1024,
-        context_tokens: 20_000,
+        settings: PipelineSettings {
+            default_validate_timeout: Duration::from_secs(120),
+            output_limit: 256 * 1024,
+            context_tokens: 20_000,
+            output_caps: OutputCaps::default(),
+            sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
+            cache_max_bytes: autofix::pipeline::dep_cache::DEFAULT_MAX_BYTES,
+            max_candidates: autofix::config::repo::MAX_CANDIDATES,
+            parallel_candidates: 2,
+            pricing: pricing("none", &PriceOverride::default()),
+            caps: Default::default(),
+        },
         redactor: Redactor::new(),
-        sandbox: Sandbox::new(SandboxMode::Bwrap, "bwrap", &[], &[], Limits::default()),
         cache_dir: Some(out.join("cache")),
         dep_cache: autofix::pipeline::fix::DepCacheOptions {
             pool: Some(out.join("deps")),
             ..Default::default()
         },
-        output_caps: OutputCaps::default(),
         baseline_cache: Some(out.join("baselines")),
         stages: Stages::none(),
         revision: None,
