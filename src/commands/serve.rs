@@ -137,15 +137,8 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
         ),
         Err(error) => tracing::warn!(%error, "open files: the soft limit could not be raised"),
     }
-    let Parts {
-        settings,
-        github,
-        gitlab,
-        identity,
-        llm,
-        workdir,
-        door,
-    } = preflight::build_parts(&config)?;
+    let parts: Parts = preflight::build_parts(&config)?;
+    let (github, gitlab, workdir) = (parts.github, parts.gitlab, parts.workdir);
     preflight::refuse_to_serve(&config)?;
     // The data directory holds the job store, the worktrees and perhaps a GitHub App's key: its
     // user's only.
@@ -176,7 +169,7 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     let wake = Arc::new(Notify::new());
     // One registry for the ingress, the workers and the LLM client, shown at `/metrics`.
     let telemetry = Arc::new(Telemetry::new());
-    let llm: Arc<dyn crate::llm::LlmProvider> = Arc::from(llm);
+    let llm: Arc<dyn crate::llm::LlmProvider> = Arc::from(parts.llm);
     let services = Arc::new(Services::new(
         &config,
         github.clone(),
@@ -236,8 +229,8 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
             gitlab,
             Arc::new(llm),
             workdir,
-            identity,
-            settings,
+            parts.identity,
+            parts.settings,
             known_secrets(&config),
         )
         .with_telemetry(telemetry),
@@ -254,8 +247,14 @@ pub async fn serve(config: ServiceConfig) -> Result<(), String> {
     // Never in the way of the start: the services are asked while the server already listens.
     tokio::spawn(log_verification(pages.clone()));
     let routes = server::router(state).merge(pages::router_shared(pages));
-    let served =
-        server::serve_with(listener, routes, door, metrics, server::shutdown_signal()).await;
+    let served = server::serve_with(
+        listener,
+        routes,
+        parts.door,
+        metrics,
+        server::shutdown_signal(),
+    )
+    .await;
     drain(
         &context,
         pool,

@@ -295,7 +295,8 @@ fn check_local_source(source: &str) -> Result<(), GitError> {
     Ok(())
 }
 
-fn check_clone_destination(dest: &Path) -> Result<(), GitError> {
+/// Refuses a clone into a folder that is there and not empty.
+pub(crate) fn check_clone_destination(dest: &Path) -> Result<(), GitError> {
     let occupied = match dest.read_dir() {
         Ok(mut entries) => entries.next().is_some(),
         Err(_) => dest.exists(),

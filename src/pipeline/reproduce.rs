@@ -470,23 +470,13 @@ mod tests {
     use crate::pipeline::test_report::{CommandReport, TestCounts};
 
     fn run(passed: bool, counts: Option<(u64, &[&str])>) -> CheckRun {
-        let report = CommandReport {
-            name: "pytest".into(),
-            command: vec!["pytest".into()],
-            exit_code: Some(if passed { 0 } else { 1 }),
-            timed_out: false,
+        let tests = counts.map(|(passed, names)| TestCounts {
             passed,
-            duration_ms: 10,
-            warnings: 0,
-            output_truncated: false,
-            parser: counts.map(|_| "pytest".to_string()),
-            tests: counts.map(|(passed, names)| TestCounts {
-                passed,
-                failed: names.len() as u64,
-                failures: names.iter().map(|name| name.to_string()).collect(),
-                ..TestCounts::default()
-            }),
-        };
+            failed: names.len() as u64,
+            failures: names.iter().map(|name| name.to_string()).collect(),
+            ..TestCounts::default()
+        });
+        let report = CommandReport::pytest_run("pytest", passed, tests);
         let rerun = (!passed).then(|| report.clone());
         CheckRun::new(report, rerun)
     }

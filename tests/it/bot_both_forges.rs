@@ -5,7 +5,7 @@
 
 use crate::support::bot::{
     BotTester, ChangeRequestSeen, FAILED_LABEL, FIXED_PY, FakeForge, TRIGGER, files_containing,
-    python_project, script_python_fix, script_python_fix_that_stays_wrong,
+    on_each_forge, python_project, script_python_fix, script_python_fix_that_stays_wrong,
 };
 
 const PROJECT: &str = "acme/widgets";
@@ -38,9 +38,8 @@ async fn a_test_already_failing_on_the_base_is_named_in_the_pull_request_on_gith
     let alice = t.maintainer(PROJECT, "alice");
     script_python_fix(&t.llm);
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     let pull_requests = t.change_requests(PROJECT);
     assert_eq!(pull_requests.len(), 1, "{:?}", t.comments(PROJECT, 7));
@@ -70,65 +69,41 @@ async fn a_test_already_failing_on_the_base_is_named_in_the_pull_request_on_gith
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_change_that_breaks_a_passing_unittest_is_refused_on_github() {
-    a_change_that_breaks_a_passing_unittest_is_refused(BotTester::github().await).await;
-}
+on_each_forge!(
+    a_change_that_breaks_a_passing_unittest_is_refused:
+    a_change_that_breaks_a_passing_unittest_is_refused_on_github,
+    a_change_that_breaks_a_passing_unittest_is_refused_on_gitlab
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_change_that_breaks_a_passing_unittest_is_refused_on_gitlab() {
-    a_change_that_breaks_a_passing_unittest_is_refused(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    failing_tests_end_in_a_failure_report_a_label_and_no_branch:
+    failing_tests_end_in_a_failure_report_a_label_and_no_branch_on_github,
+    failing_tests_end_in_a_failure_report_a_label_and_no_branch_on_gitlab
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch_on_github() {
-    failing_tests_end_in_a_failure_report_a_label_and_no_branch(BotTester::github().await).await;
-}
+on_each_forge!(
+    someone_who_may_not_push_gets_a_polite_no_and_nothing_runs:
+    someone_who_may_not_push_gets_a_polite_no_and_nothing_runs_on_github,
+    someone_who_may_not_push_gets_a_polite_no_and_nothing_runs_on_gitlab
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch_on_gitlab() {
-    failing_tests_end_in_a_failure_report_a_label_and_no_branch(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    a_redelivery_and_a_second_label_make_one_change_request:
+    a_redelivery_and_a_second_label_make_one_change_request_on_github,
+    a_redelivery_and_a_second_label_make_one_change_request_on_gitlab
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn someone_who_may_not_push_gets_a_polite_no_and_nothing_runs_on_github() {
-    someone_who_may_not_push_gets_a_polite_no_and_nothing_runs(BotTester::github().await).await;
-}
+on_each_forge!(
+    a_branch_an_earlier_run_left_behind_is_replaced:
+    a_branch_an_earlier_run_left_behind_is_replaced_on_github,
+    a_branch_an_earlier_run_left_behind_is_replaced_on_gitlab
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn someone_who_may_not_push_gets_a_polite_no_and_nothing_runs_on_gitlab() {
-    someone_who_may_not_push_gets_a_polite_no_and_nothing_runs(BotTester::gitlab().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_redelivery_and_a_second_label_make_one_change_request_on_github() {
-    a_redelivery_and_a_second_label_make_one_change_request(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_redelivery_and_a_second_label_make_one_change_request_on_gitlab() {
-    a_redelivery_and_a_second_label_make_one_change_request(BotTester::gitlab().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_branch_an_earlier_run_left_behind_is_replaced_on_github() {
-    a_branch_an_earlier_run_left_behind_is_replaced(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_branch_an_earlier_run_left_behind_is_replaced_on_gitlab() {
-    a_branch_an_earlier_run_left_behind_is_replaced(BotTester::gitlab().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn someone_elses_commit_on_the_branch_is_never_overwritten_on_github() {
-    someone_elses_commit_on_the_branch_is_never_overwritten(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn someone_elses_commit_on_the_branch_is_never_overwritten_on_gitlab() {
-    someone_elses_commit_on_the_branch_is_never_overwritten(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    someone_elses_commit_on_the_branch_is_never_overwritten:
+    someone_elses_commit_on_the_branch_is_never_overwritten_on_github,
+    someone_elses_commit_on_the_branch_is_never_overwritten_on_gitlab
+);
 
 /// The branch the next fix of issue 7 is pushed to.
 const ISSUE_7_BRANCH: &str = "fix/7-clamp-ignores-its-bounds";
@@ -143,9 +118,8 @@ async fn a_branch_an_earlier_run_left_behind_is_replaced(t: BotTester) {
     let alice = t.maintainer(PROJECT, "alice");
     script_python_fix(&t.llm);
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     let change_requests = t.change_requests(PROJECT);
     assert_eq!(change_requests.len(), 1, "{change_requests:#?}");
@@ -170,9 +144,8 @@ async fn someone_elses_commit_on_the_branch_is_never_overwritten(t: BotTester) {
     let alice = t.maintainer(PROJECT, "alice");
     script_python_fix(&t.llm);
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     assert!(t.change_requests(PROJECT).is_empty());
     assert_eq!(
@@ -209,9 +182,8 @@ async fn failing_tests_end_in_a_failure_report_a_label_and_no_branch(t: BotTeste
     let alice = t.maintainer(PROJECT, "alice");
     script_python_fix_that_stays_wrong(&t.llm, 1);
 
-    t.label_issue(PROJECT, 8, "clamp ignores its lower bound", &alice)
+    t.label_issue_and_wait(PROJECT, 8, "clamp ignores its lower bound", &alice)
         .await;
-    t.run_until_idle().await;
 
     assert!(t.change_requests(PROJECT).is_empty());
     assert_eq!(remote.branches(), ["main"], "no branch is left behind");
@@ -279,8 +251,8 @@ async fn a_change_that_breaks_a_passing_unittest_is_refused(t: BotTester) {
     t.llm.reply_text_for_stage("edit", breaks_mul);
     t.llm.reply_text_for_stage("repair", still_broken);
 
-    t.label_issue(PROJECT, 12, "add subtracts", &alice).await;
-    t.run_until_idle().await;
+    t.label_issue_and_wait(PROJECT, 12, "add subtracts", &alice)
+        .await;
 
     assert!(
         t.change_requests(PROJECT).is_empty(),
@@ -304,9 +276,8 @@ async fn someone_who_may_not_push_gets_a_polite_no_and_nothing_runs(t: BotTester
     t.repo(PROJECT, &python_project());
     let bob = t.reporter(PROJECT, "bob");
 
-    t.label_issue(PROJECT, 9, "clamp ignores its bounds", &bob)
+    t.label_issue_and_wait(PROJECT, 9, "clamp ignores its bounds", &bob)
         .await;
-    t.run_until_idle().await;
 
     let comments = t.comments(PROJECT, 9);
     assert_eq!(comments.len(), 1, "{comments:#?}");
@@ -329,8 +300,7 @@ async fn someone_who_may_not_push_gets_a_polite_no_and_nothing_runs(t: BotTester
 }
 
 async fn a_redelivery_and_a_second_label_make_one_change_request(t: BotTester) {
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     script_python_fix(&t.llm);
 
     let first = t
@@ -474,19 +444,14 @@ async fn a_forks_merge_request_carrying_autofixs_line_is_not_taken_for_the_bots_
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_outsiders_comment_carrying_the_status_line_is_never_edited_on_github() {
-    an_outsiders_comment_carrying_the_status_line_is_never_edited(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_outsiders_note_carrying_the_status_line_is_never_edited_on_gitlab() {
-    an_outsiders_comment_carrying_the_status_line_is_never_edited(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    an_outsiders_comment_carrying_the_status_line_is_never_edited:
+    an_outsiders_comment_carrying_the_status_line_is_never_edited_on_github,
+    an_outsiders_note_carrying_the_status_line_is_never_edited_on_gitlab
+);
 
 async fn a_forks_change_request_carrying_autofixs_line_is_not_taken_for_the_bots(t: BotTester) {
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     script_python_fix(&t.llm);
     // Mallory asks to merge a branch of her fork, its description ending in the hidden line
     // autofix writes into its own change requests for issue 7.
@@ -498,9 +463,8 @@ async fn a_forks_change_request_carrying_autofixs_line_is_not_taken_for_the_bots
         "The fix for #7.\n\n<!-- autofix:change-request job=1 issue=7 -->\n",
     );
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     let comments = t.comments(PROJECT, 7);
     let change_requests = t.change_requests(PROJECT);
@@ -534,8 +498,7 @@ async fn a_forks_change_request_carrying_autofixs_line_is_not_taken_for_the_bots
 }
 
 async fn an_outsiders_comment_carrying_the_status_line_is_never_edited(t: BotTester) {
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     script_python_fix(&t.llm);
     t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
@@ -580,25 +543,17 @@ async fn an_outsiders_comment_carrying_the_status_line_is_never_edited(t: BotTes
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reproduced_fix_opens_with_its_proof_on_github() {
-    a_reproduced_fix_opens_with_its_proof(BotTester::github().await).await;
-}
+on_each_forge!(
+    a_reproduced_fix_opens_with_its_proof:
+    a_reproduced_fix_opens_with_its_proof_on_github,
+    a_reproduced_fix_opens_with_its_proof_on_gitlab
+);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reproduced_fix_opens_with_its_proof_on_gitlab() {
-    a_reproduced_fix_opens_with_its_proof(BotTester::gitlab().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unproven_fix_is_a_draft_that_says_so_on_github() {
-    an_unproven_fix_is_a_draft_that_says_so(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unproven_fix_is_a_draft_that_says_so_on_gitlab() {
-    an_unproven_fix_is_a_draft_that_says_so(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    an_unproven_fix_is_a_draft_that_says_so:
+    an_unproven_fix_is_a_draft_that_says_so_on_github,
+    an_unproven_fix_is_a_draft_that_says_so_on_gitlab
+);
 
 /// `clamp` ignores its bounds and no test says so; the repository asks for a reproduction
 /// when it can get one, and for pull requests that are not drafts.
@@ -649,9 +604,8 @@ async fn a_reproduced_fix_opens_with_its_proof(t: BotTester) {
     let alice = t.maintainer(PROJECT, "alice");
     script_fix_after(&t, &[REPRODUCING_TEST]);
 
-    t.label_issue(PROJECT, 14, "clamp ignores its upper bound", &alice)
+    t.label_issue_and_wait(PROJECT, 14, "clamp ignores its upper bound", &alice)
         .await;
-    t.run_until_idle().await;
 
     let requests = t.change_requests(PROJECT);
     assert_eq!(requests.len(), 1, "{requests:#?}");
@@ -686,9 +640,8 @@ async fn an_unproven_fix_is_a_draft_that_says_so(t: BotTester) {
     let alice = t.maintainer(PROJECT, "alice");
     script_fix_after(&t, &[PASSING_TEST, PASSING_TEST]);
 
-    t.label_issue(PROJECT, 15, "clamp ignores its upper bound", &alice)
+    t.label_issue_and_wait(PROJECT, 15, "clamp ignores its upper bound", &alice)
         .await;
-    t.run_until_idle().await;
 
     let requests = t.change_requests(PROJECT);
     assert_eq!(requests.len(), 1, "{requests:#?}");
@@ -713,9 +666,8 @@ async fn a_revision_reports_the_proof_again_on_github() {
     let remote = t.repo(PROJECT, &unproven_project());
     let alice = t.maintainer(PROJECT, "alice");
     script_fix_after(&t, &[REPRODUCING_TEST]);
-    t.label_issue(PROJECT, 16, "clamp ignores its upper bound", &alice)
+    t.label_issue_and_wait(PROJECT, 16, "clamp ignores its upper bound", &alice)
         .await;
-    t.run_until_idle().await;
     let number = t.change_requests(PROJECT)[0].number;
     let branch = t.change_requests(PROJECT)[0].head.clone();
     crate::support::bot::script_revision(&t.llm, FIXED_PY, crate::support::bot::REVISED_PY, None);

@@ -56,9 +56,8 @@ async fn label(t: &BotTester, extra: &'static str) {
     let borrowed: Vec<(&str, &str)> = owned.iter().map(|(p, c)| (*p, c.as_str())).collect();
     t.repo(PROJECT, &borrowed);
     let alice = t.maintainer(PROJECT, "alice");
-    t.label_issue(PROJECT, ISSUE, "clamp ignores its upper bound", &alice)
+    t.label_issue_and_wait(PROJECT, ISSUE, "clamp ignores its upper bound", &alice)
         .await;
-    t.run_until_idle().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,19 +2,15 @@
 //! itself, says so in the status comment with each command and why, and the pull request says
 //! its checks were detected.
 
-use crate::support::bot::{BUGGY_PY, BotTester, FIXED_PY};
+use crate::support::bot::{BUGGY_PY, BotTester, FIXED_PY, on_each_forge};
 
 const PROJECT: &str = "acme/widgets";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_checks_found_in_a_repository_are_listed_and_the_pull_request_says_so_on_github() {
-    the_checks_found_are_listed_and_the_change_request_says_so(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_checks_found_in_a_repository_are_listed_and_the_merge_request_says_so_on_gitlab() {
-    the_checks_found_are_listed_and_the_change_request_says_so(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    the_checks_found_are_listed_and_the_change_request_says_so:
+    the_checks_found_in_a_repository_are_listed_and_the_pull_request_says_so_on_github,
+    the_checks_found_in_a_repository_are_listed_and_the_merge_request_says_so_on_gitlab
+);
 
 /// A Python project declaring pytest as its test extra, and nothing for autofix.
 fn unconfigured_project() -> Vec<(&'static str, &'static str)> {
@@ -51,9 +47,8 @@ async fn the_checks_found_are_listed_and_the_change_request_says_so(t: BotTester
     t.llm
         .reply_text_for_stage("audit", crate::support::bot::accepted());
 
-    t.label_issue(PROJECT, 21, "clamp ignores its upper bound", &alice)
+    t.label_issue_and_wait(PROJECT, 21, "clamp ignores its upper bound", &alice)
         .await;
-    t.run_until_idle().await;
 
     let status = &t.comments(PROJECT, 21)[0];
     for line in [

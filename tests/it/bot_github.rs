@@ -1,10 +1,7 @@
 //! The bot on GitHub only: bots, closed issues and open pull requests are declined; a forbidden
 //! pull request, a failing forge and a refusing model are reported (the shared stories: bot_both_forges).
 
-use crate::support::bot::{
-    BotTester, FAILED_LABEL, FIXED_PY, GITHUB_TOKEN, LLM_KEY, WEBHOOK_SECRET, python_project,
-    script_python_fix,
-};
+use crate::support::bot::{BotTester, FAILED_LABEL, FIXED_PY, python_project, script_python_fix};
 use crate::support::deliveries;
 use crate::support::git_http::BareRepo;
 use crate::support::serve::ServeProcess;
@@ -20,9 +17,8 @@ async fn a_bot_account_is_refused_and_the_bot_itself_is_ignored() {
 
     t.label_issue(PROJECT, 10, "clamp ignores its bounds", &renovate)
         .await;
-    t.label_issue(PROJECT, 11, "clamp ignores its bounds", &itself)
+    t.label_issue_and_wait(PROJECT, 11, "clamp ignores its bounds", &itself)
         .await;
-    t.run_until_idle().await;
 
     let to_bot = t.comments(PROJECT, 10);
     assert_eq!(to_bot.len(), 1);
@@ -37,8 +33,7 @@ async fn a_bot_account_is_refused_and_the_bot_itself_is_ignored() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_issue_closed_before_the_job_ran_is_declined_politely() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     t.label_issue(PROJECT, 12, "clamp ignores its bounds", &alice)
         .await;
     t.github_fake()
@@ -59,16 +54,13 @@ async fn an_issue_closed_before_the_job_ran_is_declined_politely() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_issue_with_an_open_autofix_pull_request_gets_no_second_one() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     script_python_fix(&t.llm);
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     assert_eq!(t.change_requests(PROJECT).len(), 1);
     let comments = t.comments(PROJECT, 7);
@@ -100,9 +92,8 @@ async fn a_forbidden_pull_request_deletes_the_pushed_branch_and_reports_why() {
         1,
     );
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     assert!(t.change_requests(PROJECT).is_empty());
     assert_eq!(
@@ -128,8 +119,7 @@ async fn a_forbidden_pull_request_deletes_the_pushed_branch_and_reports_why() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forge_that_keeps_failing_puts_the_job_back_in_the_queue_with_nothing_lost() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     t.github_fake().fail_next(
         "GET",
         "/collaborators/alice/permission",
@@ -139,9 +129,8 @@ async fn a_forge_that_keeps_failing_puts_the_job_back_in_the_queue_with_nothing_
         10,
     );
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     let jobs = t.jobs().await;
     assert_eq!(
@@ -168,8 +157,7 @@ async fn a_forge_that_keeps_failing_puts_the_job_back_in_the_queue_with_nothing_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_refuses_the_key_ends_in_an_llm_error_report() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     t.llm.reply_for_stage(
         "triage",
         crate::support::scripted_llm::Reply::json(
@@ -178,9 +166,8 @@ async fn a_model_that_refuses_the_key_ends_in_an_llm_error_report() {
         ),
     );
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     let comments = t.comments(PROJECT, 7);
     assert!(
@@ -199,9 +186,8 @@ async fn a_github_app_opens_the_pull_request_as_its_bot_with_one_installation_to
     let alice = t.maintainer(PROJECT, "alice");
     script_python_fix(&t.llm);
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     let pull_requests = t.change_requests(PROJECT);
     assert_eq!(pull_requests.len(), 1, "{pull_requests:#?}");
@@ -254,8 +240,7 @@ async fn run_until_settled(t: &BotTester, rounds: usize) {
 async fn a_job_whose_forge_is_unreachable_ends_failed_and_posts_its_report_when_the_forge_is_back()
 {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     t.label_issue(PROJECT, 30, "clamp ignores its bounds", &alice)
         .await;
     forge_down(&t);
@@ -309,8 +294,7 @@ async fn a_job_whose_forge_is_unreachable_ends_failed_and_posts_its_report_when_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failure_report_the_forge_never_takes_is_given_up_after_its_tries() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     t.label_issue(PROJECT, 31, "clamp ignores its bounds", &alice)
         .await;
     forge_down(&t);
@@ -358,22 +342,8 @@ async fn a_fresh_server_fetches_from_the_real_remote_whatever_the_service_users_
     let xdg = home.path().join("xdg");
     std::fs::create_dir_all(xdg.join("git")).unwrap();
     std::fs::write(xdg.join("git").join("config"), &redirect).unwrap();
-    let vars = [
-        (
-            "AUTOFIX__WORKDIR",
-            home.path().join("work").display().to_string(),
-        ),
-        ("AUTOFIX__GITHUB__API_URL", t.github_fake().api_url()),
-        ("AUTOFIX__GITHUB__TOKEN", GITHUB_TOKEN.to_owned()),
-        ("AUTOFIX__GITHUB__WEBHOOK_SECRET", WEBHOOK_SECRET.to_owned()),
-        ("AUTOFIX__LLM__PROVIDER", "anthropic".to_owned()),
-        ("AUTOFIX__LLM__BASE_URL", t.llm.base_url()),
-        ("AUTOFIX__LLM__MODEL", "claude-story".to_owned()),
-        ("AUTOFIX__LLM__API_KEY", LLM_KEY.to_owned()),
-        ("AUTOFIX__LLM__MAX_RETRIES", "0".to_owned()),
-        ("AUTOFIX__BOT__POLL_INTERVAL_MS", "100".to_owned()),
-        ("XDG_CONFIG_HOME", xdg.display().to_string()),
-    ];
+    let mut vars = t.serve_env(&home.path().join("work"));
+    vars.push(("XDG_CONFIG_HOME", xdg.display().to_string()));
     let serve = ServeProcess::start(home.path(), "gitconfig", &vars);
     t.send_deliveries_to(serve.base.clone());
 

@@ -16,9 +16,8 @@ async fn a_bot_account_is_refused_and_the_bot_itself_is_ignored() {
 
     t.label_issue(PROJECT, 10, "clamp ignores its bounds", &renovate)
         .await;
-    t.label_issue(PROJECT, 11, "clamp ignores its bounds", &itself)
+    t.label_issue_and_wait(PROJECT, 11, "clamp ignores its bounds", &itself)
         .await;
-    t.run_until_idle().await;
 
     let to_bot = t.comments(PROJECT, 10);
     assert_eq!(to_bot.len(), 1);

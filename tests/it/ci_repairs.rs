@@ -4,7 +4,8 @@
 //! too, and repairs past the limit, are not.
 
 use crate::support::bot::{
-    BotTester, FIXED_PY, GITHUB_BOT, REVISED_PY, fixed_issue, python_project, script_revision,
+    BotTester, FIXED_PY, GITHUB_BOT, REVISED_PY, fixed_issue, on_each_forge, python_project,
+    script_revision,
 };
 use crate::support::deliveries::{self, ChecksFailed};
 use crate::support::fake_log::FakeLog;
@@ -125,15 +126,11 @@ async fn a_failed_check_gets_one_repair_commit(t: BotTester) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_check_run_gets_one_repair_commit_on_github() {
-    a_failed_check_gets_one_repair_commit(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_pipeline_gets_one_repair_commit_on_gitlab() {
-    a_failed_check_gets_one_repair_commit(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    a_failed_check_gets_one_repair_commit:
+    a_failed_check_run_gets_one_repair_commit_on_github,
+    a_failed_pipeline_gets_one_repair_commit_on_gitlab
+);
 
 async fn a_check_that_fails_on_the_default_branch_too_is_left_alone(t: BotTester) {
     let remote = t.repo(PROJECT, &python_project());
@@ -161,15 +158,11 @@ async fn a_check_that_fails_on_the_default_branch_too_is_left_alone(t: BotTester
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_check_that_fails_on_the_default_branch_too_is_left_alone_on_github() {
-    a_check_that_fails_on_the_default_branch_too_is_left_alone(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_pipeline_that_fails_on_the_default_branch_too_is_left_alone_on_gitlab() {
-    a_check_that_fails_on_the_default_branch_too_is_left_alone(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    a_check_that_fails_on_the_default_branch_too_is_left_alone:
+    a_check_that_fails_on_the_default_branch_too_is_left_alone_on_github,
+    a_pipeline_that_fails_on_the_default_branch_too_is_left_alone_on_gitlab
+);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_the_last_allowed_repair_the_bot_says_once_that_it_stopped() {

@@ -86,9 +86,8 @@ fn assert_the_pull_request_holds_exactly_the_fix(t: &BotTester, remote: &BareRep
 /// A maintainer labels issue `number`, and the bot works until it is idle.
 async fn label_and_run(t: &BotTester, number: u64) {
     let alice = t.maintainer(PROJECT, "alice");
-    t.label_issue(PROJECT, number, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, number, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 }
 
 /// What the probe printed, from the validation log among the job's artifacts.

@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use crate::support::bot::{
-    BotTester, FAILED_LABEL, FIXED_PY, REVISED_PY, accepted, clamp_edit, fixed_issue, plan,
-    python_project, script_python_fix, script_revision, triage,
+    BotTester, FAILED_LABEL, FIXED_PY, REVISED_PY, accepted, clamp_edit, fixed_issue,
+    on_each_forge, plan, python_project, script_python_fix, script_revision, triage,
 };
 use crate::support::deliveries::{self, On};
 
@@ -72,15 +72,11 @@ async fn status_cancel_and_approve_are_each_answered_once(t: BotTester) {
     assert_eq!(remote.branches(), [BRANCH, "main"]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn status_cancel_and_approve_are_each_answered_once_on_github() {
-    status_cancel_and_approve_are_each_answered_once(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn status_cancel_and_approve_are_each_answered_once_on_gitlab() {
-    status_cancel_and_approve_are_each_answered_once(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    status_cancel_and_approve_are_each_answered_once:
+    status_cancel_and_approve_are_each_answered_once_on_github,
+    status_cancel_and_approve_are_each_answered_once_on_gitlab
+);
 
 async fn a_command_from_someone_who_may_not_push_gets_one_polite_reply(t: BotTester) {
     t.repo(PROJECT, &python_project());
@@ -127,15 +123,11 @@ async fn a_command_from_someone_who_may_not_push_gets_one_polite_reply(t: BotTes
     assert_eq!(t.change_requests(PROJECT).len(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_command_from_someone_who_may_not_push_gets_one_polite_reply_on_github() {
-    a_command_from_someone_who_may_not_push_gets_one_polite_reply(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_command_from_someone_who_may_not_push_gets_one_polite_reply_on_gitlab() {
-    a_command_from_someone_who_may_not_push_gets_one_polite_reply(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    a_command_from_someone_who_may_not_push_gets_one_polite_reply:
+    a_command_from_someone_who_may_not_push_gets_one_polite_reply_on_github,
+    a_command_from_someone_who_may_not_push_gets_one_polite_reply_on_gitlab
+);
 
 async fn retry_updates_the_change_request_instead_of_opening_a_second(t: BotTester) {
     let remote = t.repo(PROJECT, &python_project());
@@ -174,15 +166,11 @@ async fn retry_updates_the_change_request_instead_of_opening_a_second(t: BotTest
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn retry_updates_the_pull_request_instead_of_opening_a_second_on_github() {
-    retry_updates_the_change_request_instead_of_opening_a_second(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn retry_updates_the_merge_request_instead_of_opening_a_second_on_gitlab() {
-    retry_updates_the_change_request_instead_of_opening_a_second(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    retry_updates_the_change_request_instead_of_opening_a_second:
+    retry_updates_the_pull_request_instead_of_opening_a_second_on_github,
+    retry_updates_the_merge_request_instead_of_opening_a_second_on_gitlab
+);
 
 /// Two inline comments (and, on GitHub, the review that carries them) are one revision: one
 /// commit on the same branch addressing both, and one reply.
@@ -308,21 +296,16 @@ async fn a_persons_commit_on_the_branch_is_kept_and_built_on(t: BotTester) {
     assert_eq!(t.replies_on_change_request(PROJECT, number).len(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_persons_commit_on_the_branch_is_kept_and_built_on_on_github() {
-    a_persons_commit_on_the_branch_is_kept_and_built_on(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_persons_commit_on_the_branch_is_kept_and_built_on_on_gitlab() {
-    a_persons_commit_on_the_branch_is_kept_and_built_on(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    a_persons_commit_on_the_branch_is_kept_and_built_on:
+    a_persons_commit_on_the_branch_is_kept_and_built_on_on_github,
+    a_persons_commit_on_the_branch_is_kept_and_built_on_on_gitlab
+);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revision_of_an_issue_without_a_change_request_says_so() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     t.github_fake().issue(
         PROJECT,
         ISSUE,
@@ -412,21 +395,16 @@ async fn cancel_during_validation_stops_and_cleans_up(t: BotTester) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancel_during_validation_stops_the_job_and_cleans_up_on_github() {
-    cancel_during_validation_stops_and_cleans_up(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cancel_during_validation_stops_the_job_and_cleans_up_on_gitlab() {
-    cancel_during_validation_stops_and_cleans_up(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    cancel_during_validation_stops_and_cleans_up:
+    cancel_during_validation_stops_the_job_and_cleans_up_on_github,
+    cancel_during_validation_stops_the_job_and_cleans_up_on_gitlab
+);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_comment_that_arrives_while_a_job_runs_is_answered_by_a_follow_up_job() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     script_python_fix(&t.llm);
     t.label_issue(PROJECT, ISSUE, "clamp ignores its bounds", &alice)
         .await;
@@ -461,9 +439,8 @@ async fn a_plan_waits_for_approval(t: &BotTester) -> crate::support::git_http::B
     let alice = t.maintainer(PROJECT, "alice");
     t.llm.reply_text_for_stage("triage", triage());
     t.llm.reply_text_for_stage("plan", plan());
-    t.label_issue(PROJECT, ISSUE, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, ISSUE, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     let status = t.comments_marked(PROJECT, ISSUE, "<!-- autofix:status job=");
     assert_eq!(status.len(), 1, "{status:#?}");
@@ -511,15 +488,11 @@ async fn an_approved_plan_is_carried_out_as_it_was_approved(t: BotTester) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_approved_plan_is_carried_out_as_it_was_approved_on_github() {
-    an_approved_plan_is_carried_out_as_it_was_approved(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_approved_plan_is_carried_out_as_it_was_approved_on_gitlab() {
-    an_approved_plan_is_carried_out_as_it_was_approved(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    an_approved_plan_is_carried_out_as_it_was_approved:
+    an_approved_plan_is_carried_out_as_it_was_approved_on_github,
+    an_approved_plan_is_carried_out_as_it_was_approved_on_gitlab
+);
 
 async fn a_plan_made_again_with_the_maintainers_words_waits_again(t: BotTester) {
     let remote = a_plan_waits_for_approval(&t).await;
@@ -562,15 +535,11 @@ async fn a_plan_made_again_with_the_maintainers_words_waits_again(t: BotTester) 
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_plan_made_again_with_the_maintainers_words_waits_again_on_github() {
-    a_plan_made_again_with_the_maintainers_words_waits_again(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_plan_made_again_with_the_maintainers_words_waits_again_on_gitlab() {
-    a_plan_made_again_with_the_maintainers_words_waits_again(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    a_plan_made_again_with_the_maintainers_words_waits_again:
+    a_plan_made_again_with_the_maintainers_words_waits_again_on_github,
+    a_plan_made_again_with_the_maintainers_words_waits_again_on_gitlab
+);
 
 async fn an_outsiders_comment_carrying_a_reply_line_does_not_stop_the_reply(t: BotTester) {
     t.repo(PROJECT, &python_project());

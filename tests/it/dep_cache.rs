@@ -614,9 +614,8 @@ async fn the_bots_second_job_on_a_repository_restores_setup_from_its_workdir() {
 
     for issue in [7, 8] {
         script_python_fix(&t.llm);
-        t.label_issue("acme/widgets", issue, "clamp ignores its bounds", &alice)
+        t.label_issue_and_wait("acme/widgets", issue, "clamp ignores its bounds", &alice)
             .await;
-        t.run_until_idle().await;
     }
 
     let pull_requests = t.change_requests("acme/widgets");

@@ -2,7 +2,7 @@
 //! first attempt with the forge's own words, and a fault that outlasts every attempt (a forge
 //! that cannot be reached) ends it within minutes with the last attempt's code and words.
 
-use crate::support::bot::{BotTester, FAILED_LABEL, python_project};
+use crate::support::bot::{BotTester, FAILED_LABEL};
 use crate::support::deliveries::On;
 use autofix::commands::jobs;
 use autofix::config::ServiceConfig;
@@ -15,16 +15,13 @@ const PROJECT: &str = "acme/widgets";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_github_refuses_ends_the_job_at_its_first_attempt_with_githubs_words() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     let bad_credentials = json!({"message": "Bad credentials",
         "documentation_url": "https://docs.github.com/rest", "status": "401"});
     t.github_fake()
         .fail_next("*", "", 401, bad_credentials, &[], 10_000);
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-
-    t.run_until_idle().await;
     t.let_backoffs_pass();
     let later = t.run_until_idle().await;
 
@@ -49,12 +46,9 @@ async fn a_token_github_refuses_ends_the_job_at_its_first_attempt_with_githubs_w
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_gitlab_refuses_ends_the_job_at_its_first_attempt_with_gitlabs_words() {
     let t = BotTester::gitlab_with_token("glpat-revokedrevokedrevoked").await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    let alice = t.python_project_kept_by_alice(PROJECT);
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-
-    t.run_until_idle().await;
     t.let_backoffs_pass();
     let later = t.run_until_idle().await;
 
@@ -77,8 +71,7 @@ async fn a_forge_that_cannot_be_reached_ends_the_job_within_minutes_with_the_con
     let mut t = BotTester::github_reaching(&format!("http://127.0.0.1:{closed}")).await;
     let attempts = default_max_attempts();
     t.max_attempts(attempts);
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
 
@@ -120,8 +113,7 @@ async fn a_forge_that_cannot_be_reached_ends_the_job_within_minutes_with_the_con
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fault_on_every_attempt_is_reported_on_the_issue_with_its_own_code_and_words() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     t.github_fake().fail_next(
         "GET",
         "/collaborators/alice/permission",
@@ -173,8 +165,7 @@ async fn a_fault_on_every_attempt_is_reported_on_the_issue_with_its_own_code_and
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rate_limited_job_stays_queued_until_the_limit_resets() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     let reset = chrono::Utc::now().timestamp() + 1800;
     let body = include_str!("../data/github/api/error-403-primary-rate-limit.json");
     t.github_fake().fail_next(
@@ -188,10 +179,8 @@ async fn a_rate_limited_job_stays_queued_until_the_limit_resets() {
         ],
         10_000,
     );
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-
-    t.run_until_idle().await;
 
     let job = only_job(&t).await;
     assert_eq!((job.state, job.attempts), (JobState::Queued, 1), "{job:#?}");
@@ -207,8 +196,7 @@ async fn a_rate_limited_job_stays_queued_until_the_limit_resets() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_whose_workers_keep_dying_ends_retries_exhausted_naming_the_last_fault_recorded() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
     // Its first attempt panicked; its second and third died with their workers, whose short
@@ -255,8 +243,7 @@ async fn a_job_whose_workers_keep_dying_ends_retries_exhausted_naming_the_last_f
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_the_forge_never_lets_the_bot_answer_ends_after_its_attempts_too() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     t.comment(PROJECT, On::Issue(7), &alice, "/autofix status")
         .await;
     t.github_fake().fail_next(

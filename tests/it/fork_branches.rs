@@ -3,8 +3,8 @@
 //! so the repository's own CI never runs the model's code as one of its branches.
 
 use crate::support::bot::{
-    BotTester, FIXED_PY, REVISED_PY, accepted, plan, python_project, script_python_fix,
-    script_revision, triage,
+    BotTester, FIXED_PY, REVISED_PY, accepted, on_each_forge, plan, python_project,
+    script_python_fix, script_revision, triage,
 };
 use crate::support::deliveries::On;
 use crate::support::git_http::GitHttpRequest;
@@ -47,9 +47,8 @@ async fn the_bots_branches_live_only_in_its_fork(t: BotTester) {
     let alice = t.maintainer(PROJECT, "alice");
     script_python_fix(&t.llm);
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     let change_requests = t.change_requests(PROJECT);
     assert_eq!(change_requests.len(), 1, "{:?}", t.comments(PROJECT, 7));
@@ -88,9 +87,8 @@ async fn the_bots_branches_live_only_in_its_fork(t: BotTester) {
 
     // A second issue reuses the fork.
     script_python_fix(&t.llm);
-    t.label_issue(PROJECT, 8, "clamp also ignores its lower bound", &alice)
+    t.label_issue_and_wait(PROJECT, 8, "clamp also ignores its lower bound", &alice)
         .await;
-    t.run_until_idle().await;
     let change_requests = t.change_requests(PROJECT);
     assert_eq!(change_requests.len(), 2, "{:?}", t.comments(PROJECT, 8));
     assert_eq!(change_requests[1].head, SECOND_BRANCH);
@@ -151,9 +149,8 @@ async fn a_change_request_opened_from_the_repository_stays_there(mut t: BotTeste
     let base = t.repo(PROJECT, &python_project());
     let alice = t.maintainer(PROJECT, "alice");
     script_python_fix(&t.llm);
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
     let number = t.change_requests(PROJECT)[0].number;
     let fixed_tip = base.tip(BRANCH).expect("pushed to the repository");
 
@@ -181,15 +178,11 @@ async fn a_change_request_opened_from_the_repository_stays_there(mut t: BotTeste
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_change_request_opened_from_the_repository_stays_there_on_github() {
-    a_change_request_opened_from_the_repository_stays_there(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_change_request_opened_from_the_repository_stays_there_on_gitlab() {
-    a_change_request_opened_from_the_repository_stays_there(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    a_change_request_opened_from_the_repository_stays_there:
+    a_change_request_opened_from_the_repository_stays_there_on_github,
+    a_change_request_opened_from_the_repository_stays_there_on_gitlab
+);
 
 /// `calc.py` as a person changed it on `main` after the change request was opened.
 const RENAMED_PY: &str = "def clamp(value, lowest, highest):\n    return value\n";
@@ -203,9 +196,8 @@ async fn a_moved_base_is_followed_in_the_fork(t: BotTester) {
     let base = t.repo(PROJECT, &python_project());
     let alice = t.maintainer(PROJECT, "alice");
     script_python_fix(&t.llm);
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
     let number = t.change_requests(PROJECT)[0].number;
     let fork = t.git.bare(FORK);
     assert!(fork.tip(BRANCH).is_some());

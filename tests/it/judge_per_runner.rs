@@ -65,13 +65,7 @@ fn a_change_that_breaks_a_passing_test_is_refused(runner: Runner) {
         command.envs(runner.service.iter().copied());
     });
 
-    let result = fix.result();
-    assert_eq!(
-        result["failure_code"],
-        "VALIDATION_FAILED",
-        "{result}\n{}",
-        fix.run_log()
-    );
+    let result = fix.failed_result("VALIDATION_FAILED");
     let reason = result["reason"].as_str().unwrap();
     assert!(
         reason.contains("fail with this change") && reason.contains(runner.broken),

@@ -3,7 +3,9 @@
 //! base (its own commits replayed when they still apply), and a person's commits are never
 //! rewritten.
 
-use crate::support::bot::{BotTester, accepted, fixed_issue, plan, python_project, triage};
+use crate::support::bot::{
+    BotTester, accepted, fixed_issue, on_each_forge, plan, python_project, triage,
+};
 
 const PROJECT: &str = "acme/widgets";
 const ISSUE: u64 = 7;
@@ -65,15 +67,11 @@ async fn a_conflicting_base_gets_the_change_made_again_on_it(t: BotTester) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_conflicting_base_gets_the_change_made_again_on_it_on_github() {
-    a_conflicting_base_gets_the_change_made_again_on_it(BotTester::github().await).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_conflicting_base_gets_the_change_made_again_on_it_on_gitlab() {
-    a_conflicting_base_gets_the_change_made_again_on_it(BotTester::gitlab().await).await;
-}
+on_each_forge!(
+    a_conflicting_base_gets_the_change_made_again_on_it:
+    a_conflicting_base_gets_the_change_made_again_on_it_on_github,
+    a_conflicting_base_gets_the_change_made_again_on_it_on_gitlab
+);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_base_that_still_merges_cleanly_changes_nothing() {

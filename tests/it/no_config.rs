@@ -175,13 +175,7 @@ fn a_wrong_fix_fails_the_checks_found_in_the_repository(project: Project) {
 
     let fix = Fix::run(repo.path(), &llm, &issue());
 
-    let result = fix.result();
-    assert_eq!(
-        result["failure_code"],
-        "VALIDATION_FAILED",
-        "{result}\n{}",
-        fix.run_log()
-    );
+    let result = fix.failed_result("VALIDATION_FAILED");
     assert_eq!(detected(&result), project.detected);
     assert_eq!(result["committed"], false);
     repo.assert_untouched(&baseline);

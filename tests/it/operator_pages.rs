@@ -5,9 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::support::bot::{
-    BotTester, python_project, script_python_fix, script_python_fix_that_stays_wrong,
-};
+use crate::support::bot::{BotTester, script_python_fix, script_python_fix_that_stays_wrong};
 use crate::support::browser::{Browser, Page};
 use crate::support::fake_github::FakeGitHub;
 use crate::support::fake_gitlab::FakeGitLab;
@@ -384,16 +382,13 @@ fn raw_get(base: &str, path: &str, headers: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_jobs_pages_list_real_jobs_filter_them_and_show_why_one_failed() {
     let t = BotTester::github().await;
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     script_python_fix(&t.llm);
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
     script_python_fix_that_stays_wrong(&t.llm, 3);
-    t.label_issue(PROJECT, 8, "clamp ignores its lower bound", &alice)
+    t.label_issue_and_wait(PROJECT, 8, "clamp ignores its lower bound", &alice)
         .await;
-    t.run_until_idle().await;
     let jobs = t.jobs().await;
     let failed = jobs.iter().find(|job| job.key.issue.0 == 8).unwrap().id;
     let succeeded = jobs.iter().find(|job| job.key.issue.0 == 7).unwrap().id;

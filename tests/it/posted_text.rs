@@ -65,9 +65,8 @@ async fn model_text_in_a_pull_request_body_mentions_links_and_embeds_nothing() {
     t.llm.reply_text_for_stage("edit", clamp_edit(FIXED_PY));
     t.llm.reply_text_for_stage("audit", accepted());
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     let change_requests = t.change_requests(PROJECT);
     assert_eq!(change_requests.len(), 1, "{:?}", t.comments(PROJECT, 7));
@@ -94,9 +93,8 @@ async fn a_reason_the_model_gives_is_posted_inert_in_the_status_comment_on_gitla
         json!({"actionable": false, "classification": "fix", "reason": reason}).to_string(),
     );
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     let status = t.comments_marked(PROJECT, 7, "<!-- autofix:status job=");
     assert_eq!(status.len(), 1, "{status:#?}");
@@ -142,9 +140,8 @@ async fn credentials_a_failing_test_prints_are_masked_in_the_prompts_and_the_fai
     let alice = t.maintainer(PROJECT, "alice");
     crate::support::bot::script_python_fix_that_stays_wrong(&t.llm, 1);
 
-    t.label_issue(PROJECT, 8, "clamp ignores its lower bound", &alice)
+    t.label_issue_and_wait(PROJECT, 8, "clamp ignores its lower bound", &alice)
         .await;
-    t.run_until_idle().await;
 
     let repair = t.llm.prompts_for("repair").pop().expect("a repair round");
     assert!(

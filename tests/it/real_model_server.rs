@@ -168,9 +168,8 @@ async fn the_bot_on_a_real_model_ends_the_job_and_its_status_comment_says_how() 
     let remote = t.repo(PROJECT, &files);
     let alice = t.maintainer(PROJECT, "alice");
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     let jobs = t.jobs().await;
     let comments = t.comments(PROJECT, 7);

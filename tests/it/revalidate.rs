@@ -29,12 +29,7 @@ async fn a_change_that_passes_on_the_base_is_validated_and_the_tree_put_back() {
 
     let summary = revalidated(&repo, FIXED_PY).await;
 
-    assert_eq!(
-        summary.failure.as_ref().map(|failure| failure.code),
-        None,
-        "{:?}",
-        summary.failure
-    );
+    assert!(summary.failure.is_none(), "{:?}", summary.failure);
     assert!(summary.validated);
     assert_eq!(summary.changed_files, ["calc.py"]);
     assert_eq!(summary.checks.len(), 1);

@@ -2,7 +2,7 @@
 //! repository over its daily cap is told so once and no job starts, and what the model cost shows
 //! in the status comment, the pull request, the jobs pages and the metrics.
 
-use crate::support::bot::{BotTester, python_project, script_python_fix};
+use crate::support::bot::{BotTester, script_python_fix};
 use crate::support::fix_cli::Fix;
 use crate::support::repo::Repo;
 use crate::support::scripted_llm::ScriptedLlm;
@@ -143,8 +143,7 @@ async fn a_repository_over_its_daily_cap_is_told_once_and_no_job_starts() {
         per_repository_per_day: 0.01,
         ..ServiceCaps::default()
     });
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     let earlier = Spend {
         job: JobId(999),
         model: "claude-story".into(),
@@ -160,12 +159,10 @@ async fn a_repository_over_its_daily_cap_is_told_once_and_no_job_starts() {
         .await
         .unwrap();
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
-    t.label_issue(PROJECT, 8, "clamp ignores its lower bound", &alice)
+    t.label_issue_and_wait(PROJECT, 8, "clamp ignores its lower bound", &alice)
         .await;
-    t.run_until_idle().await;
 
     let told = t.comments(PROJECT, 7);
     assert_eq!(told.len(), 1, "{told:#?}");
@@ -208,8 +205,7 @@ async fn what_other_repositories_spent_today_stops_a_job_before_it_crosses_the_s
         per_day: 1.0,
         ..ServiceCaps::default()
     });
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     let elsewhere = Spend {
         job: JobId(999),
         model: "claude-story".into(),
@@ -225,9 +221,8 @@ async fn what_other_repositories_spent_today_stops_a_job_before_it_crosses_the_s
         .await
         .unwrap();
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     assert!(
         t.llm.requests().is_empty(),
@@ -252,13 +247,11 @@ async fn what_other_repositories_spent_today_stops_a_job_before_it_crosses_the_s
 async fn the_cost_shows_in_the_status_comment_the_pull_request_the_jobs_pages_and_the_metrics() {
     let mut t = BotTester::github().await;
     t.price(1000.0, 2000.0);
-    t.repo(PROJECT, &python_project());
-    let alice = t.maintainer(PROJECT, "alice");
+    let alice = t.python_project_kept_by_alice(PROJECT);
     script_python_fix(&t.llm);
 
-    t.label_issue(PROJECT, 7, "clamp ignores its bounds", &alice)
+    t.label_issue_and_wait(PROJECT, 7, "clamp ignores its bounds", &alice)
         .await;
-    t.run_until_idle().await;
 
     let job = t.jobs().await[0].id;
     let spent = t.store.job_spend(job).await.unwrap();

@@ -5,9 +5,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::support::bot::{
-    BotTester, GITHUB_TOKEN, WEBHOOK_SECRET, python_project, script_python_fix, triage,
-};
+use crate::support::bot::{BotTester, python_project, script_python_fix, triage};
 use crate::support::scripted_llm::Reply;
 use crate::support::serve::ServeProcess;
 use autofix::store::{JobDetail, JobState, Store};
@@ -32,19 +30,10 @@ const QUICK_TAKEOVER: Timing = Timing {
 fn replica(t: &BotTester, dir: &Path, name: &str, database: &str, timing: &Timing) -> ServeProcess {
     let data = dir.join(name);
     std::fs::create_dir_all(&data).unwrap();
-    let vars = [
-        ("AUTOFIX__WORKDIR", data.join("work").display().to_string()),
+    let mut vars = t.serve_env(&data.join("work"));
+    vars.extend([
         ("AUTOFIX__DATABASE__URL", database.to_owned()),
-        ("AUTOFIX__GITHUB__API_URL", t.github_fake().api_url()),
-        ("AUTOFIX__GITHUB__TOKEN", GITHUB_TOKEN.to_owned()),
-        ("AUTOFIX__GITHUB__WEBHOOK_SECRET", WEBHOOK_SECRET.to_owned()),
-        ("AUTOFIX__LLM__PROVIDER", "anthropic".to_owned()),
-        ("AUTOFIX__LLM__BASE_URL", t.llm.base_url()),
-        ("AUTOFIX__LLM__MODEL", "claude-story".to_owned()),
-        ("AUTOFIX__LLM__API_KEY", "sk-ant-story-key".to_owned()),
-        ("AUTOFIX__LLM__MAX_RETRIES", "0".to_owned()),
         ("AUTOFIX__BOT__WORKERS", "1".to_owned()),
-        ("AUTOFIX__BOT__POLL_INTERVAL_MS", "100".to_owned()),
         ("AUTOFIX__BOT__LEASE_SECS", timing.lease_secs.to_string()),
         ("AUTOFIX__BOT__DRAIN_SECS", timing.drain_secs.to_string()),
         ("AUTOFIX__EXEC__SANDBOX", "bwrap".to_owned()),
@@ -53,7 +42,7 @@ fn replica(t: &BotTester, dir: &Path, name: &str, database: &str, timing: &Timin
             "autofix@example.com".to_owned(),
         ),
         ("RUST_LOG", "info".to_owned()),
-    ];
+    ]);
     ServeProcess::start(&data, name, &vars)
 }
 

@@ -215,12 +215,7 @@ async fn a_link_planted_during_a_revalidation_on_a_moved_base_is_never_written_t
         .unwrap();
 
     home.assert_untouched();
-    assert_eq!(
-        summary.failure.as_ref().map(|failure| failure.code),
-        None,
-        "{:?}",
-        summary.failure
-    );
+    assert!(summary.failure.is_none(), "{:?}", summary.failure);
     assert!(summary.validated);
     let log = fs::read_to_string(out.path().join("run/run.log")).unwrap();
     assert!(

@@ -14,6 +14,7 @@ use super::timeouts::ensure_network_timeouts;
 use super::url::RemoteUrl;
 use crate::forge::GitCredentials;
 use crate::git::error::RemoteOperation;
+use crate::git::workspace::check_clone_destination;
 use crate::git::{BranchName, CommitSha, GitError, Workspace};
 
 /// Every branch of the forge, under the same name, moved or deleted as the forge moves them.
@@ -450,19 +451,6 @@ fn key_parts(key: &str) -> Result<Vec<&str>, GitError> {
         ));
     }
     Ok(parts)
-}
-
-fn check_clone_destination(dest: &Path) -> Result<(), GitError> {
-    let occupied = match dest.read_dir() {
-        Ok(mut entries) => entries.next().is_some(),
-        Err(_) => dest.exists(),
-    };
-    if occupied {
-        return Err(GitError::CloneDestinationNotEmpty {
-            path: dest.to_path_buf(),
-        });
-    }
-    Ok(())
 }
 
 /// One lock per mirror folder, shared by every `MirrorCache` of this process.

@@ -5,24 +5,14 @@ use super::*;
 use crate::pipeline::test_report::{CommandReport, TestCounts};
 
 fn run(passed: bool, counts: Option<(u64, u64, u64, &[&str])>) -> CommandReport {
-    CommandReport {
-        name: "test".into(),
-        command: vec!["pytest".into()],
-        exit_code: Some(if passed { 0 } else { 1 }),
-        timed_out: false,
+    let tests = counts.map(|(passed, failed, skipped, names)| TestCounts {
         passed,
-        duration_ms: 10,
-        warnings: 0,
-        output_truncated: false,
-        parser: counts.map(|_| "pytest".to_string()),
-        tests: counts.map(|(passed, failed, skipped, names)| TestCounts {
-            passed,
-            failed,
-            skipped,
-            failures: names.iter().map(|name| name.to_string()).collect(),
-            ..TestCounts::default()
-        }),
-    }
+        failed,
+        skipped,
+        failures: names.iter().map(|name| name.to_string()).collect(),
+        ..TestCounts::default()
+    });
+    CommandReport::pytest_run("test", passed, tests)
 }
 
 fn failing(names: &[&str], passed: u64) -> CommandReport {

@@ -129,6 +129,26 @@ pub struct CommandReport {
     pub tests: Option<TestCounts>,
 }
 
+impl CommandReport {
+    /// A `pytest` run named `name` as the judge's stories give it: passed or failed, and the
+    /// counts when its output could be read.
+    #[cfg(test)]
+    pub(crate) fn pytest_run(name: &str, passed: bool, tests: Option<TestCounts>) -> CommandReport {
+        CommandReport {
+            name: name.into(),
+            command: vec!["pytest".into()],
+            exit_code: Some(if passed { 0 } else { 1 }),
+            timed_out: false,
+            passed,
+            duration_ms: 10,
+            warnings: 0,
+            output_truncated: false,
+            parser: tests.as_ref().map(|_| "pytest".to_string()),
+            tests,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TestReport {
     pub commands: Vec<CommandReport>,

@@ -48,7 +48,7 @@ impl JobRun {
                 .await?;
             return Ok(Finish::Succeeded);
         }
-        let default_branch = self.default_branch_of(forge, request).await?;
+        let default_branch = self.default_branch(forge, request, Stage::Ci).await?;
         let failing_there: Vec<String> = forge
             .failed_checks(&request.repo, &default_branch, &[])
             .await
@@ -122,20 +122,6 @@ impl JobRun {
             _ => Ok(Some(format!(
                 "the checks failed on {head}, which is no longer the branch's head"
             ))),
-        }
-    }
-
-    async fn default_branch_of(
-        &self,
-        forge: &dyn Forge,
-        request: &Request,
-    ) -> Result<String, Stop> {
-        match &request.repo.default_branch {
-            Some(branch) => Ok(branch.clone()),
-            None => forge
-                .default_branch(&request.repo)
-                .await
-                .map_err(forge_stop(Stage::Ci)),
         }
     }
 

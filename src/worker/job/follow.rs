@@ -13,9 +13,9 @@ use crate::store::{ChangeRequestRecord, Finish};
 use crate::worker::own_marks::Own;
 use crate::worker::replies;
 
-use super::prepare::{mirror_key, validation_detail};
+use super::prepare::validation_detail;
 use super::stop::{Fault, Stop, failed_io, forge_stop, git_stop};
-use super::{JobRun, Request, remove_dir_if_present};
+use super::{JobRun, Request};
 
 /// What following the base came to.
 pub(super) enum Followed {
@@ -71,29 +71,18 @@ impl JobRun {
             .map_err(forge_stop(stage))?;
         self.redactor.register(&credentials.token);
         let default_branch = self.default_branch(forge, request, stage).await?;
-        let mirror = self
-            .ctx
-            .mirrors
-            .sync(
-                &mirror_key(&request.repo),
-                &request.repo.clone_url,
-                &credentials,
-            )
-            .map_err(git_stop(stage))?;
+        let mirror = self.synced_mirror(request, &credentials, stage)?;
         let head = match record.home.fork() {
             None => mirror.branch_tip(&record.branch),
             Some(fork) => {
-                let fork_credentials = self.git_credentials_for(forge, fork, stage).await?;
-                mirror
-                    .fetch_fork(&fork.clone_url, &fork_credentials)
-                    .and_then(|()| mirror.fork_branch_tip(&record.branch))
+                self.fetch_fork(forge, &mirror, fork, stage).await?;
+                mirror.fork_branch_tip(&record.branch)
             }
         };
         let Some(head) = head.map_err(git_stop(stage))? else {
             return Ok(Followed::Done(Finish::Succeeded));
         };
-        let worktree = self.job_dir().join("worktree");
-        remove_dir_if_present(&worktree).map_err(|reason| failed_io(stage, reason))?;
+        let worktree = self.fresh_worktree_dir(stage)?;
         let workspace = mirror
             .worktree(&worktree, &default_branch)
             .map_err(git_stop(stage))?;

@@ -14,6 +14,7 @@ use crate::redact::Redactor;
 use crate::store::{ClaimedJob, Finish};
 
 mod cancel;
+mod checkout;
 mod checkpoint;
 mod ci;
 mod converse;
@@ -298,22 +299,6 @@ impl JobRun {
             finish_stage(clock, self.open_change_request(forge, request).await)?;
         }
         self.finish_success(forge, request).await
-    }
-
-    /// The repository's default branch: as the delivery named it, else as the forge says.
-    async fn default_branch(
-        &self,
-        forge: &dyn Forge,
-        request: &Request,
-        stage: Stage,
-    ) -> Result<String, Stop> {
-        match &request.repo.default_branch {
-            Some(branch) => Ok(branch.clone()),
-            None => forge
-                .default_branch(&request.repo)
-                .await
-                .map_err(forge_stop(stage)),
-        }
     }
 
     /// The change request autofix opened for this job's issue, if it did.

@@ -19,7 +19,7 @@ use crate::worker::publish::{
 
 use super::checkpoint::FixedChange;
 use super::stop::{Fault, Stop, failed_io, failure_of_run, forge_stop, git_stop};
-use super::{JobRun, Request, remove_dir_if_present};
+use super::{JobRun, Request};
 
 impl JobRun {
     pub(super) async fn authorize(
@@ -133,22 +133,13 @@ impl JobRun {
     ) -> Result<Workspace, Stop> {
         let stage = Stage::Fetch;
         let default_branch = self.default_branch(forge, request, stage).await?;
-        let key = mirror_key(&request.repo);
-        let mirror = self
-            .ctx
-            .mirrors
-            .sync(&key, &request.repo.clone_url, credentials)
-            .map_err(git_stop(stage))?;
+        let mirror = self.synced_mirror(request, credentials, stage)?;
         // A branch an earlier run left in the bot's fork must be in the working copy too, so
         // the push can tell it from someone else's.
         if let Some(fork) = self.branch_home(forge, request).await?.fork() {
-            let fork_credentials = self.git_credentials_for(forge, fork, stage).await?;
-            mirror
-                .fetch_fork(&fork.clone_url, &fork_credentials)
-                .map_err(git_stop(stage))?;
+            self.fetch_fork(forge, &mirror, fork, stage).await?;
         }
-        let worktree = self.job_dir().join("worktree");
-        remove_dir_if_present(&worktree).map_err(|reason| failed_io(stage, reason))?;
+        let worktree = self.fresh_worktree_dir(stage)?;
         let workspace = mirror
             .worktree(&worktree, &default_branch)
             .map_err(git_stop(stage))?;

@@ -13,9 +13,9 @@ use crate::store::Finish;
 use crate::worker::replies::{self, Revised};
 
 use super::checkpoint::{FixedChange, RevisionTarget};
-use super::prepare::{mirror_key, validation_detail};
+use super::prepare::validation_detail;
 use super::stop::{Fault, Stop, failed_io, failure_of_run, forge_stop, git_stop};
-use super::{JobRun, Request, remove_dir_if_present};
+use super::{JobRun, Request};
 
 /// Most characters of the change request's current diff shown to the model.
 const MAX_DIFF_CHARS: usize = 40_000;
@@ -143,24 +143,13 @@ impl JobRun {
                 "the change request to revise is not recorded",
             ))
         })?;
-        let mirror = self
-            .ctx
-            .mirrors
-            .sync(
-                &mirror_key(&request.repo),
-                &request.repo.clone_url,
-                credentials,
-            )
-            .map_err(git_stop(stage))?;
-        let worktree = self.job_dir().join("worktree");
-        remove_dir_if_present(&worktree).map_err(|reason| failed_io(stage, reason))?;
+        let mirror = self.synced_mirror(request, credentials, stage)?;
+        let worktree = self.fresh_worktree_dir(stage)?;
         let workspace = match self.decided_home() {
             BranchHome::Base => mirror.worktree(&worktree, &target.branch),
             BranchHome::Fork(fork) => {
-                let fork_credentials = self.git_credentials_for(forge, &fork, stage).await?;
-                mirror
-                    .fetch_fork(&fork.clone_url, &fork_credentials)
-                    .and_then(|()| mirror.fork_worktree(&worktree, &target.branch, &fork.clone_url))
+                self.fetch_fork(forge, &mirror, &fork, stage).await?;
+                mirror.fork_worktree(&worktree, &target.branch, &fork.clone_url)
             }
         }
         .map_err(git_stop(stage))?;

@@ -583,6 +583,35 @@ impl BotTester {
         }
     }
 
+    /// The environment of an `autofix serve` process talking to this tester's fake GitHub and
+    /// scripted model, its working folder at `workdir`: no model retries, a quick poll.
+    pub fn serve_env(&self, workdir: &Path) -> Vec<(&'static str, String)> {
+        vec![
+            ("AUTOFIX__WORKDIR", workdir.display().to_string()),
+            ("AUTOFIX__GITHUB__API_URL", self.github_fake().api_url()),
+            ("AUTOFIX__GITHUB__TOKEN", GITHUB_TOKEN.to_owned()),
+            ("AUTOFIX__GITHUB__WEBHOOK_SECRET", WEBHOOK_SECRET.to_owned()),
+            ("AUTOFIX__LLM__PROVIDER", "anthropic".to_owned()),
+            ("AUTOFIX__LLM__BASE_URL", self.llm.base_url()),
+            ("AUTOFIX__LLM__MODEL", "claude-story".to_owned()),
+            ("AUTOFIX__LLM__API_KEY", LLM_KEY.to_owned()),
+            ("AUTOFIX__LLM__MAX_RETRIES", "0".to_owned()),
+            ("AUTOFIX__BOT__POLL_INTERVAL_MS", "100".to_owned()),
+        ]
+    }
+
+    /// `path` holding the Python project of the stories, with alice, who may push to it.
+    pub fn python_project_kept_by_alice(&self, path: &str) -> Actor {
+        self.repo(path, &python_project());
+        self.maintainer(path, "alice")
+    }
+
+    /// [`BotTester::label_issue`], then the bot runs until it has nothing left to do.
+    pub async fn label_issue_and_wait(&self, path: &str, number: u64, title: &str, actor: &Actor) {
+        self.label_issue(path, number, title, actor).await;
+        self.run_until_idle().await;
+    }
+
     /// An open issue on the forge, and the webhook that says `actor` labelled it `auto-fix`.
     pub async fn label_issue(&self, path: &str, number: u64, title: &str, actor: &Actor) -> Sent {
         let body = "clamp(5, 0, 3) returns 5; it should return 3.";
@@ -1135,3 +1164,22 @@ pub fn files_containing(dir: &Path, needle: &str) -> Vec<PathBuf> {
     }
     found
 }
+
+/// A story told on each forge: the test `$github` runs `$story` with a bot on GitHub, the test
+/// `$gitlab` the same story on GitLab.
+#[allow(unused_macros)]
+macro_rules! on_each_forge {
+    ($story:ident: $github:ident, $gitlab:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $github() {
+            $story($crate::support::bot::BotTester::github().await).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $gitlab() {
+            $story($crate::support::bot::BotTester::gitlab().await).await;
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use on_each_forge;

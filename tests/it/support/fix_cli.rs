@@ -73,6 +73,14 @@ impl Fix {
         fs::read_to_string(self.dir().join("run.log")).unwrap()
     }
 
+    /// `RESULT.json`, once the test has checked the run failed with `code` (showing the result
+    /// and the run log when it did not).
+    pub fn failed_result(&self, code: &str) -> Value {
+        let result = self.result();
+        assert_eq!(result["failure_code"], code, "{result}\n{}", self.run_log());
+        result
+    }
+
     /// Fails the test, showing what the run printed and logged, unless it exited with `code`.
     pub fn assert_exit(&self, code: i32) {
         assert_eq!(
