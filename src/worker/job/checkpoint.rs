@@ -58,6 +58,48 @@ pub(super) struct Checkpoint {
     pub(super) home: Option<BranchHome>,
 }
 
+/// Where a fix job stands, as its checkpoint says. Each step of the job takes it from one phase
+/// to the next and saves the checkpoint at its end, so a rerun (a crash, a restart, a lost
+/// lease) resumes at the phase the last one reached and repeats nothing done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// A failure was decided (perhaps not yet published): it is reported, nothing else done.
+    Failed,
+    /// Nothing checked yet: whoever asked is checked first.
+    Requested,
+    /// Accepted: the change is to be made (fetch, triage, plan, edit, validate, commit).
+    Authorized,
+    /// The plan waits for a maintainer's approval: nothing more until they answer.
+    AwaitingApproval,
+    /// The change is committed in the job's working copy, to be pushed.
+    Committed,
+    /// The commit is on the forge; the change request is to be opened.
+    Pushed,
+    /// The change request is open: the job has succeeded.
+    Opened,
+}
+
+impl Checkpoint {
+    /// The phase this checkpoint records.
+    pub(super) fn phase(&self) -> Phase {
+        if self.failure.is_some() {
+            Phase::Failed
+        } else if !self.authorized {
+            Phase::Requested
+        } else if self.awaiting.is_some() {
+            Phase::AwaitingApproval
+        } else if self.fixed.is_none() {
+            Phase::Authorized
+        } else if self.pushed.is_none() {
+            Phase::Committed
+        } else if self.change_request.is_none() {
+            Phase::Pushed
+        } else {
+            Phase::Opened
+        }
+    }
+}
+
 /// The change request a revision builds on: its number, branch and head commit then.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct RevisionTarget {
@@ -244,5 +286,48 @@ mod tests {
         );
         assert!(!change(false, Some(docs)).draft());
         assert!(!change(false, None).draft());
+    }
+
+    #[test]
+    fn a_job_moves_through_its_phases_as_its_checkpoint_records_each_step() {
+        let mut checkpoint = Checkpoint::default();
+        assert_eq!(checkpoint.phase(), Phase::Requested);
+        checkpoint.authorized = true;
+        assert_eq!(checkpoint.phase(), Phase::Authorized);
+        checkpoint.fixed = Some(change(false, None));
+        assert_eq!(checkpoint.phase(), Phase::Committed);
+        checkpoint.pushed = Some("0123456".into());
+        assert_eq!(checkpoint.phase(), Phase::Pushed);
+        checkpoint.change_request = Some((12, "https://forge.example/pr/12".into()));
+        assert_eq!(checkpoint.phase(), Phase::Opened);
+    }
+
+    #[test]
+    fn a_decided_failure_and_a_plan_awaiting_approval_stop_the_job_where_they_are() {
+        let mut checkpoint = Checkpoint {
+            authorized: true,
+            awaiting: Some(ProposedPlan {
+                triage: crate::pipeline::triage::Triage {
+                    actionable: true,
+                    classification: crate::git::CommitKind::Fix,
+                    risk: crate::pipeline::triage::Risk::Low,
+                    affected_files: vec!["calc.py".into()],
+                    reason: "clamp ignores its bounds".into(),
+                },
+                plan: crate::pipeline::plan::Plan::none(),
+            }),
+            ..Checkpoint::default()
+        };
+        assert_eq!(checkpoint.phase(), Phase::AwaitingApproval);
+        checkpoint.failure = Some(FailureReport {
+            failure: crate::failure::Failure::new(
+                crate::failure::FailureCode::ValidationFailed,
+                crate::failure::Stage::Validate,
+                "`pytest` failed",
+            ),
+            trigger_label: "auto-fix".into(),
+            branch_kept: None,
+        });
+        assert_eq!(checkpoint.phase(), Phase::Failed);
     }
 }

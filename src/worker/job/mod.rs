@@ -31,9 +31,9 @@ mod stop;
 
 use cancel::CancelledBy;
 pub use checkpoint::JobFacts;
-use checkpoint::{Checkpoint, FixedChange};
+use checkpoint::{Checkpoint, FixedChange, Phase};
 use gather::Work;
-use stop::{Fault, Stop, finish_stage, forge_stop};
+use stop::{Fault, Stop, finish_stage, forge_stop, invalid};
 
 /// How a run of a job ended, for the pool to record.
 #[derive(Debug)]
@@ -239,10 +239,9 @@ impl JobRun {
     }
 
     async fn stages(&mut self, forge: &dyn Forge, request: &Request) -> Result<(), Stop> {
-        if let Some(failure) = self.checkpoint.failure.clone() {
-            return Err(Stop::Failed(failure.failure));
-        }
-        if self.job.attempts > self.ctx.settings.max_attempts {
+        // A failure decided earlier is reported whatever the attempts.
+        let failed = self.checkpoint.phase() == Phase::Failed;
+        if !failed && self.job.attempts > self.ctx.settings.max_attempts {
             // A fault on the last allowed attempt ended the job there: only a crash (a panic,
             // a worker that died) brings it here, with the last fault any attempt recorded.
             let last = match &self.job.last_error {
@@ -262,43 +261,62 @@ impl JobRun {
             }));
         }
         let stages = self.ctx.stages();
-        if !self.checkpoint.authorized {
-            let clock = stages.start(Stage::Authorize);
-            finish_stage(clock, self.authorize(forge, request).await)?;
-            self.stop_if_draining()?;
-        }
-        let credentials = forge
-            .git_credentials(&request.repo)
-            .await
-            .map_err(forge_stop(Stage::Fetch))?;
-        self.redactor.register(&credentials.token);
-        if self.checkpoint.awaiting.is_some() {
-            // Resumed after the plan was proposed: it waits, nothing more to do.
-            return self.publish_status(forge, request).await;
-        }
-        if self.checkpoint.fixed.is_none() {
-            let clock = stages.start(Stage::Fetch);
-            let workspace = finish_stage(clock, self.fetch(forge, request, &credentials).await)?;
-            // The pipeline's own stages (triage, plan, edit, validate, …) are timed inside.
-            self.fix(request, &workspace).await?;
-            self.publish_status(forge, request).await?;
-            if self.checkpoint.awaiting.is_some() {
-                return Ok(());
+        let mut credentials = None;
+        loop {
+            let phase = self.checkpoint.phase();
+            // Past the check of who asked, every step may need the repository's credentials.
+            if !matches!(phase, Phase::Failed | Phase::Requested) && credentials.is_none() {
+                let given = forge
+                    .git_credentials(&request.repo)
+                    .await
+                    .map_err(forge_stop(Stage::Fetch))?;
+                self.redactor.register(&given.token);
+                credentials = Some(given);
             }
-            self.stop_if_draining()?;
+            match phase {
+                Phase::Failed => {
+                    if let Some(report) = self.checkpoint.failure.clone() {
+                        return Err(Stop::Failed(report.failure));
+                    }
+                }
+                Phase::Requested => {
+                    let clock = stages.start(Stage::Authorize);
+                    finish_stage(clock, self.authorize(forge, request).await)?;
+                    self.stop_if_draining()?;
+                }
+                // Resumed after the plan was proposed: it waits, nothing more to do.
+                Phase::AwaitingApproval => return self.publish_status(forge, request).await,
+                Phase::Authorized => {
+                    let credentials = credentials.as_ref().expect("credentials past authorize");
+                    let clock = stages.start(Stage::Fetch);
+                    let fetched = self.fetch(forge, request, credentials).await;
+                    let workspace = finish_stage(clock, fetched)?;
+                    // The pipeline's own stages (triage, plan, edit, validate, …) are timed inside.
+                    self.fix(request, &workspace).await?;
+                    self.publish_status(forge, request).await?;
+                    if self.checkpoint.phase() == Phase::AwaitingApproval {
+                        return Ok(());
+                    }
+                    self.stop_if_draining()?;
+                }
+                Phase::Committed => {
+                    let clock = stages.start(Stage::Push);
+                    finish_stage(clock, self.push(forge, request).await)?;
+                    self.publish_status(forge, request).await?;
+                    self.stop_if_draining()?;
+                }
+                Phase::Pushed => {
+                    let clock = stages.start(Stage::Open);
+                    finish_stage(clock, self.open_change_request(forge, request).await)?;
+                }
+                Phase::Opened => return self.finish_success(forge, request).await,
+            }
+            if self.checkpoint.phase() == phase {
+                return Err(invalid(format!(
+                    "the job did not move past the {phase:?} phase"
+                )));
+            }
         }
-
-        if self.checkpoint.pushed.is_none() {
-            let clock = stages.start(Stage::Push);
-            finish_stage(clock, self.push(forge, request).await)?;
-            self.publish_status(forge, request).await?;
-            self.stop_if_draining()?;
-        }
-        if self.checkpoint.change_request.is_none() {
-            let clock = stages.start(Stage::Open);
-            finish_stage(clock, self.open_change_request(forge, request).await)?;
-        }
-        self.finish_success(forge, request).await
     }
 
     /// The change request autofix opened for this job's issue, if it did.
