@@ -151,6 +151,7 @@ fn main() {
             redactor: autofix::redact::Redactor::new(),
             cache_dir: None,
             dep_cache: Default::default(),
+            repo_config: None,
             baseline_cache: None,
             stages: autofix::telemetry::Stages::none(),
             revision: None,

@@ -206,6 +206,7 @@ impl Story {
                 repository: format!("github/bench/{}", self.name),
                 ..Default::default()
             },
+            repo_config: None,
             baseline_cache: Some(out.join("baselines")),
             stages: Stages::none().with(setup.clone()),
             revision: None,

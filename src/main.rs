@@ -370,6 +370,7 @@ fn fix_command(
         redactor: autofix::commands::serve::known_secrets(&config),
         cache_dir: None,
         dep_cache: settings.dep_cache(None, String::new()),
+        repo_config: None,
         baseline_cache: None,
         stages: printed_stages("autofix fix"),
         revision: None,

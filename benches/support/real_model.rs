@@ -113,6 +113,7 @@ pub fn options(repo: &Path, issue: &Issue, artifacts: &Path) -> FixOptions {
         redactor: Redactor::new(),
         cache_dir: None,
         dep_cache: Default::default(),
+        repo_config: None,
         baseline_cache: None,
         stages: autofix::telemetry::Stages::none(),
         revision: None,

@@ -32,18 +32,23 @@ pub struct Checkout {
 
 impl Checkout {
     /// Refuses a dirty tree, a missing commit or an invalid `.autofix.toml` before anything is
-    /// touched; the error carries the failure code and one line of reason.
+    /// touched; the error carries the failure code and one line of reason. `given` is the
+    /// configuration the caller already read from this work tree (read here when `None`).
     pub fn prepare(
         workspace: Workspace,
         default_timeout: Duration,
         output_limit: usize,
+        given: Option<LoadedRepoConfig>,
     ) -> Result<Checkout, (FailureCode, String)> {
         let git = |err: crate::git::GitError| (err.failure_code(), err.to_string());
         let invalid = |reason: String| (FailureCode::InvalidInput, reason);
         workspace.ensure_clean().map_err(git)?;
         let baseline = workspace.head_commit().map_err(git)?;
-        let LoadedRepoConfig { config, source } = RepoConfig::load(workspace.root())
-            .map_err(|err| (err.failure_code(), err.to_string()))?;
+        let LoadedRepoConfig { config, source } = match given {
+            Some(given) => given,
+            None => RepoConfig::load(workspace.root())
+                .map_err(|err| (err.failure_code(), err.to_string()))?,
+        };
         let mut detection = detected_checks(&config, &workspace).map_err(|err| {
             (
                 FailureCode::Preflight,

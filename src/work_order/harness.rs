@@ -161,6 +161,7 @@ fn preflight(
         workspace,
         options.default_validate_timeout,
         options.output_limit,
+        None,
     )?;
     for (index, argv) in order.acceptance_argv.iter().enumerate() {
         config.check_command(argv).map_err(|refusal| {

@@ -23,6 +23,7 @@ use super::run_log::RunLog;
 use super::settings::PipelineSettings;
 use super::test_report::CommandReport;
 use super::triage::Triage;
+use crate::config::repo::LoadedRepoConfig;
 use crate::detect::{DetectedCommand, LeftOut};
 use crate::edits::paths;
 use crate::exec::StopSignal;
@@ -134,6 +135,9 @@ pub struct FixOptions {
     pub cache_dir: Option<PathBuf>,
     /// The dependency caches kept between jobs on the repository (`exec.cache_max_bytes`).
     pub dep_cache: DepCacheOptions,
+    /// The repository's configuration as the caller already read it from `repo`'s work tree,
+    /// so a job reads `.autofix.toml` once; `None`: read at preflight.
+    pub repo_config: Option<LoadedRepoConfig>,
     /// Where the checks' results on a base commit are cached; by default
     /// `<git dir>/autofix/baselines`.
     pub baseline_cache: Option<PathBuf>,

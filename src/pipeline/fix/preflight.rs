@@ -91,6 +91,7 @@ pub(super) fn preflight(
         workspace.map_err(git)?,
         options.settings.default_validate_timeout,
         options.settings.output_limit,
+        options.repo_config.clone(),
     )
     .map_err(preflight_failure)?;
     let original_branch = workspace.current_branch().map_err(git)?;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::WorkerContext;
+use crate::config::repo::LoadedRepoConfig;
 use crate::failure::{Failure, FailureCode, Stage};
 use crate::forge::{Forge, ForgeUser, IssueNumber, RepoRef};
 use crate::pipeline::fix::CancelFlag;
@@ -72,6 +73,9 @@ pub struct JobRun {
     cancel: CancelFlag,
     /// Who cancelled, and the delivery that said so.
     cancelled_by: CancelledBy,
+    /// `.autofix.toml` as this run read it from the fetched work tree: read once, used by the
+    /// pipeline and for the change request.
+    repo_config: Option<LoadedRepoConfig>,
 }
 
 impl JobRun {
@@ -90,6 +94,7 @@ impl JobRun {
             redactor,
             cancel: CancelFlag::default(),
             cancelled_by: CancelledBy::default(),
+            repo_config: None,
         }
     }
 

@@ -150,6 +150,7 @@ impl JobRun {
                 if let Some(note) = loaded.defaults_note() {
                     self.checkpoint.status.notes.push(note);
                 }
+                self.repo_config = Some(loaded);
             }
             Err(error) => {
                 return Err(Stop::Failed(Failure::new(
@@ -209,9 +210,12 @@ impl JobRun {
         let Some(branch) = summary.branch.clone().filter(|_| summary.committed) else {
             return Err(Stop::Failed(failure_of_run(&summary, Stage::Fix)));
         };
-        let config = RepoConfig::load(workspace.root())
-            .map(|loaded| loaded.config)
-            .unwrap_or_default();
+        let config = match &self.repo_config {
+            Some(loaded) => loaded.config.clone(),
+            None => RepoConfig::load(workspace.root())
+                .map(|loaded| loaded.config)
+                .unwrap_or_default(),
+        };
         let asked_by = if summary.detected.is_empty() {
             "as `.autofix.toml` asks"
         } else {
@@ -280,6 +284,7 @@ impl JobRun {
                 Some(self.ctx.workdir.join("deps")),
                 mirror_key(&request.repo),
             ),
+            repo_config: self.repo_config.clone(),
             baseline_cache: Some(
                 self.ctx
                     .workdir

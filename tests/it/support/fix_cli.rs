@@ -151,6 +151,7 @@ pub fn revalidation_options(repo: &Path, out: &Path) -> FixOptions {
             pool: Some(out.join("deps")),
             ..Default::default()
         },
+        repo_config: None,
         baseline_cache: Some(out.join("baselines")),
         stages: Stages::none(),
         revision: None,
