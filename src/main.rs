@@ -394,7 +394,7 @@ fn fix_command(
         .build()
         .expect("a tokio runtime starts");
     match runtime.block_on(autofix::pipeline::fix::fix(&options, provider.as_ref())) {
-        Err(message) => invalid(message),
+        Err(error) => invalid(format!("{error:#}")),
         Ok(summary) => {
             match (&summary.failure, &summary.subject, &summary.branch) {
                 (None, Some(subject), Some(branch)) => {

@@ -2,6 +2,7 @@
 //! per event, with the time since the start, control characters escaped), the stage JSON
 //! files, every prompt and answer, every command's output.
 
+use anyhow::Context;
 use std::fs;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
@@ -28,12 +29,11 @@ pub struct RunLog {
 impl RunLog {
     /// Opens the log of a run in a folder no other run holds: `wanted` when it is new or
     /// empty, else the first of `wanted-2`, `wanted-3`, … that is. [`RunLog::dir`] says which.
-    pub fn create(wanted: &Path, redactor: Redactor) -> Result<RunLog, String> {
+    pub fn create(wanted: &Path, redactor: Redactor) -> anyhow::Result<RunLog> {
         let dir = claim(wanted)?;
         for sub in ["rounds", "logs"] {
-            fs::create_dir_all(dir.join(sub)).map_err(|err| {
-                format!("cannot create the artifact folder {}: {err}", dir.display())
-            })?;
+            fs::create_dir_all(dir.join(sub))
+                .with_context(|| format!("cannot create the artifact folder {}", dir.display()))?;
         }
         Ok(RunLog {
             dir,
@@ -66,21 +66,21 @@ impl RunLog {
         }
     }
 
-    pub fn write_text(&self, name: &str, text: &str) -> Result<(), String> {
+    pub fn write_text(&self, name: &str, text: &str) -> anyhow::Result<()> {
         let path = self.dir.join(name);
         fs::write(&path, self.redactor.redact(text))
-            .map_err(|err| format!("cannot write {}: {err}", path.display()))
+            .with_context(|| format!("cannot write {}", path.display()))
     }
 
-    pub fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<(), String> {
+    pub fn write_json<T: Serialize>(&self, name: &str, value: &T) -> anyhow::Result<()> {
         let mut text = serde_json::to_string_pretty(value)
-            .map_err(|err| format!("cannot serialise {name}: {err}"))?;
+            .with_context(|| format!("cannot serialise {name}"))?;
         text.push('\n');
         self.write_text(name, &text)
     }
 
     /// `logs/NN-<name>.log`, numbered in the order commands ran.
-    pub fn write_command_log(&self, name: &str, output: &str) -> Result<(), String> {
+    pub fn write_command_log(&self, name: &str, output: &str) -> anyhow::Result<()> {
         let mut count = self.commands.lock().unwrap_or_else(|p| p.into_inner());
         *count += 1;
         self.write_text(
@@ -110,12 +110,12 @@ fn file_stem(name: &str) -> String {
 /// is taken by creating it (or finding it empty) and then creating its `run.log`, which only
 /// one process can do: two runs started in the same second never share a folder, and a folder
 /// holding an earlier run (or anything else) is left as it is.
-fn claim(wanted: &Path) -> Result<PathBuf, String> {
+fn claim(wanted: &Path) -> anyhow::Result<PathBuf> {
     let cannot = |path: &Path, err: std::io::Error| {
-        format!(
-            "cannot create the artifact folder {}: {err}",
+        anyhow::Error::new(err).context(format!(
+            "cannot create the artifact folder {}",
             path.display()
-        )
+        ))
     };
     if let Some(parent) = wanted
         .parent()
@@ -149,17 +149,17 @@ fn claim(wanted: &Path) -> Result<PathBuf, String> {
             Err(err) => return Err(cannot(&candidate, err)),
         }
     }
-    Err(format!(
+    anyhow::bail!(
         "cannot create the artifact folder {}: it and the {} numbered beside it are all taken",
         wanted.display(),
         MAX_SIBLINGS - 1
-    ))
+    )
 }
 
 /// `<folder>-<number>` beside `wanted`.
-fn sibling(wanted: &Path, number: u32) -> Result<PathBuf, String> {
+fn sibling(wanted: &Path, number: u32) -> anyhow::Result<PathBuf> {
     let name = wanted.file_name().ok_or_else(|| {
-        format!(
+        anyhow::anyhow!(
             "the artifact folder {} already holds files, and has no name to number a new one \
              beside it; give a new or empty folder",
             wanted.display()

@@ -265,7 +265,7 @@ impl Job<'_> {
             &self.log.dir().join("candidates").join(number.to_string()),
             self.options.redactor.clone(),
         )
-        .map_err(failed)?;
+        .map_err(|error| failed(format!("{error:#}")))?;
         let mut summary = FixSummary::new(log.dir().to_path_buf());
         summary.reproduction = start.reproduction.clone();
         let cand_ready = Ready {

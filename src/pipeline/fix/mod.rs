@@ -258,7 +258,7 @@ fn failure_fields<S: serde::Serializer>(
 }
 
 /// Runs the pipeline. `Err` only when not even the artifact folder can be written.
-pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> Result<FixSummary, String> {
+pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> anyhow::Result<FixSummary> {
     run(options, llm, Work::Fix).await
 }
 
@@ -270,7 +270,7 @@ pub async fn revalidate(
     options: &FixOptions,
     llm: &dyn LlmProvider,
     files: BTreeMap<String, Option<String>>,
-) -> Result<FixSummary, String> {
+) -> anyhow::Result<FixSummary> {
     run(options, llm, Work::Revalidate(files)).await
 }
 
@@ -285,7 +285,7 @@ async fn run(
     options: &FixOptions,
     llm: &dyn LlmProvider,
     work: Work,
-) -> Result<FixSummary, String> {
+) -> anyhow::Result<FixSummary> {
     let workspace = Workspace::open(&options.repo);
     let issue = match &options.issue {
         IssueInput::Given(issue) => Ok(issue.clone()),
@@ -635,8 +635,10 @@ fn finish_stage<T>(clock: StageClock, result: Result<T, Failure>) -> Result<T, F
     })
 }
 
-fn io_failure(stage: Stage) -> impl Fn(String) -> Failure {
-    move |reason| Failure::new(FailureCode::Preflight, stage, reason)
+/// A file of the run that could not be written (or read) ends it at `stage`, saying which and
+/// why (the whole chain of an `anyhow` error).
+fn io_failure<E: std::fmt::Display>(stage: Stage) -> impl Fn(E) -> Failure {
+    move |error| Failure::new(FailureCode::Preflight, stage, format!("{error:#}"))
 }
 
 #[cfg(test)]

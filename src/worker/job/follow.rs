@@ -208,7 +208,7 @@ impl JobRun {
         options.earlier_reproduction = self.earlier_reproduction().await?;
         let summary = fix::revalidate(&options, self.ctx.llm.as_ref(), files).await;
         self.book(&purse, 0.0).await?;
-        let summary = summary.map_err(|reason| failed_io(stage, reason))?;
+        let summary = summary.map_err(|error| failed_io(stage, format!("{error:#}")))?;
         if let Some(failure) = &summary.failure {
             self.event(
                 stage,

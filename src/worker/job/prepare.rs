@@ -190,7 +190,7 @@ impl JobRun {
         let options = self.fix_options(request, workspace, issue, None, approval, purse.clone());
         let summary = fix::fix(&options, self.ctx.llm.as_ref()).await;
         self.book(&purse, 0.0).await?;
-        let summary = summary.map_err(|reason| failed_io(Stage::Fix, reason))?;
+        let summary = summary.map_err(|error| failed_io(Stage::Fix, format!("{error:#}")))?;
         self.checkpoint.status.cost = Some(Cost::of(&summary));
         if let Some(proposed) = summary.proposed.clone() {
             return self.propose(proposed).await;

@@ -197,7 +197,7 @@ impl JobRun {
         options.earlier_reproduction = self.earlier_reproduction().await?;
         let summary = fix::fix(&options, self.ctx.llm.as_ref()).await;
         self.book(&purse, 0.0).await?;
-        let summary = summary.map_err(|reason| failed_io(stage, reason))?;
+        let summary = summary.map_err(|error| failed_io(stage, format!("{error:#}")))?;
         // A revision's branch is the change request's: kept whatever a later stage does.
         let fixed = FixedChange::committed(&summary, &target.branch, Default::default(), true);
         let Some(fixed) = fixed else {
