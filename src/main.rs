@@ -561,7 +561,7 @@ fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCod
     let config = match load_service_config(config_file.as_ref()) {
         Ok(config) => config,
         Err(message) => {
-            eprintln!("autofix run: {message}");
+            eprintln!("autofix run: {message:#}");
             return ExitCode::from(FailureCode::InvalidInput.exit_status());
         }
     };
@@ -585,7 +585,7 @@ fn run_command(mut options: RunOptions, config_file: Option<PathBuf>) -> ExitCod
         .expect("a tokio runtime starts");
     match runtime.block_on(autofix::work_order::run(&options, provider.as_ref())) {
         Err(message) => {
-            eprintln!("autofix run: {message}");
+            eprintln!("autofix run: {message:#}");
             ExitCode::from(FailureCode::InvalidInput.exit_status())
         }
         Ok(outcome) => {

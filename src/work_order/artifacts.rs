@@ -4,6 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use serde::Serialize;
 
 use crate::redact::Redactor;
@@ -22,26 +23,22 @@ pub struct AttemptDir {
 }
 
 impl RunDir {
-    pub fn create(out: &Path, run_id: &str, redactor: Redactor) -> Result<RunDir, String> {
+    pub fn create(out: &Path, run_id: &str, redactor: Redactor) -> anyhow::Result<RunDir> {
         let path = out.join(run_id);
         if path.exists() {
             fs::remove_dir_all(&path)
-                .map_err(|err| format!("cannot clear the earlier run {}: {err}", path.display()))?;
+                .with_context(|| format!("cannot clear the earlier run {}", path.display()))?;
         }
-        fs::create_dir_all(&path).map_err(|err| {
-            format!(
-                "cannot create the artifact folder {}: {err}",
-                path.display()
-            )
-        })?;
+        fs::create_dir_all(&path)
+            .with_context(|| format!("cannot create the artifact folder {}", path.display()))?;
         Ok(RunDir { path, redactor })
     }
 
-    pub fn attempt(&self, index: usize) -> Result<AttemptDir, String> {
+    pub fn attempt(&self, index: usize) -> anyhow::Result<AttemptDir> {
         let name = format!("attempt_{index}");
         let path = self.path.join(&name);
         fs::create_dir_all(path.join("logs"))
-            .map_err(|err| format!("cannot create {}: {err}", path.display()))?;
+            .with_context(|| format!("cannot create {}", path.display()))?;
         Ok(AttemptDir {
             path,
             name,
@@ -49,20 +46,20 @@ impl RunDir {
         })
     }
 
-    pub fn write_text(&self, name: &str, content: &str) -> Result<PathBuf, String> {
+    pub fn write_text(&self, name: &str, content: &str) -> anyhow::Result<PathBuf> {
         write(
             &self.path.join(name),
             self.redactor.redact(content).as_bytes(),
         )
     }
 
-    pub fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<PathBuf, String> {
+    pub fn write_json<T: Serialize>(&self, name: &str, value: &T) -> anyhow::Result<PathBuf> {
         self.write_text(name, &to_json(value)?)
     }
 }
 
 impl AttemptDir {
-    pub fn write_text(&self, name: &str, content: &str) -> Result<String, String> {
+    pub fn write_text(&self, name: &str, content: &str) -> anyhow::Result<String> {
         write(
             &self.path.join(name),
             self.redactor.redact(content).as_bytes(),
@@ -70,26 +67,23 @@ impl AttemptDir {
         Ok(format!("{}/{name}", self.name))
     }
 
-    pub fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<String, String> {
+    pub fn write_json<T: Serialize>(&self, name: &str, value: &T) -> anyhow::Result<String> {
         self.write_text(name, &to_json(value)?)
     }
 
     /// The full output of one command, `logs/<name>.log`.
-    pub fn write_log(&self, command_name: &str, output: &str) -> Result<String, String> {
+    pub fn write_log(&self, command_name: &str, output: &str) -> anyhow::Result<String> {
         self.write_text(&format!("logs/{command_name}.log"), output)
     }
 }
 
-fn to_json<T: Serialize>(value: &T) -> Result<String, String> {
-    serde_json::to_string_pretty(value)
-        .map(|mut text| {
-            text.push('\n');
-            text
-        })
-        .map_err(|err| format!("cannot serialise an artifact: {err}"))
+fn to_json<T: Serialize>(value: &T) -> anyhow::Result<String> {
+    let mut text = serde_json::to_string_pretty(value).context("cannot serialise an artifact")?;
+    text.push('\n');
+    Ok(text)
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
-    fs::write(path, bytes).map_err(|err| format!("cannot write {}: {err}", path.display()))?;
+fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+    fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path.to_path_buf())
 }

@@ -1,6 +1,7 @@
 //! The attempt loop of `autofix run`: preflight, then per attempt prompt → strict JSON writes →
 //! scope and precondition checks → atomic writes → verification → acceptance, rollback on failure.
 
+use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -59,7 +60,7 @@ pub struct RunOutcome {
 }
 
 /// Runs the work order to PASS or FAIL. `Err` only when not even the artifacts can be written.
-pub async fn run(options: &RunOptions, llm: &dyn LlmProvider) -> Result<RunOutcome, String> {
+pub async fn run(options: &RunOptions, llm: &dyn LlmProvider) -> anyhow::Result<RunOutcome> {
     let raw = std::fs::read(&options.work_order);
     let workspace = Workspace::open(&options.repo);
     let baseline = workspace.as_ref().ok().and_then(|ws| ws.head_commit().ok());
@@ -214,7 +215,7 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
-    async fn attempts(&mut self) -> Result<(), String> {
+    async fn attempts(&mut self) -> anyhow::Result<()> {
         let mut brief: Option<FailureBrief> = None;
         for index in 1..=self.options.max_attempts.max(1) {
             let dir = self.run_dir.attempt(index)?;
@@ -237,8 +238,7 @@ impl Runner<'_> {
                     self.summary.failure_code = None;
                     self.summary.failure_stage = None;
                     self.summary.repo_tree_hash_after = Some(
-                        tree_hash(self.workspace.root())
-                            .map_err(|err| format!("cannot hash the work tree: {err}"))?,
+                        tree_hash(self.workspace.root()).context("cannot hash the work tree")?,
                     );
                     self.summary.attempts.push(record);
                     return Ok(());
@@ -247,7 +247,7 @@ impl Runner<'_> {
                     dir.write_json("failure_brief.json", &failed)?;
                     self.workspace
                         .rollback(self.baseline)
-                        .map_err(|err| format!("cannot roll back to the baseline: {err}"))?;
+                        .context("cannot roll back to the baseline")?;
                     self.summary.failure_code = Some(failed.code);
                     self.summary.failure_stage = Some(failed.stage);
                     record.failure_brief = Some(failed.clone());
@@ -270,7 +270,7 @@ impl Runner<'_> {
         brief: Option<&FailureBrief>,
         dir: &AttemptDir,
         record: &mut AttemptRecord,
-    ) -> Result<Option<FailureBrief>, String> {
+    ) -> anyhow::Result<Option<FailureBrief>> {
         let clock = self.start(if index == 1 { "edit" } else { "repair" });
         let set = match timed(clock, self.propose(index, brief, dir, record).await)? {
             Ok(set) => set,
@@ -294,7 +294,7 @@ impl Runner<'_> {
         brief: Option<&FailureBrief>,
         dir: &AttemptDir,
         record: &mut AttemptRecord,
-    ) -> Result<Result<EditSet, FailureBrief>, String> {
+    ) -> anyhow::Result<Result<EditSet, FailureBrief>> {
         // What leaves the process is redacted, like every artifact.
         let prompt = self.options.redactor.redact(&attempt_prompt(
             self.workspace.root(),
@@ -356,7 +356,7 @@ impl Runner<'_> {
         set: &EditSet,
         dir: &AttemptDir,
         record: &mut AttemptRecord,
-    ) -> Result<Option<FailureBrief>, String> {
+    ) -> anyhow::Result<Option<FailureBrief>> {
         let mut touched = Vec::new();
         for edit in &set.edits {
             let path =
@@ -427,7 +427,7 @@ impl Runner<'_> {
         &mut self,
         dir: &AttemptDir,
         record: &mut AttemptRecord,
-    ) -> Result<Option<FailureBrief>, String> {
+    ) -> anyhow::Result<Option<FailureBrief>> {
         let acceptance: Vec<ValidationCommand> = self
             .order
             .acceptance_argv
@@ -507,7 +507,7 @@ impl Runner<'_> {
         &self,
         dir: &AttemptDir,
         command: &ValidationCommand,
-    ) -> Result<(CmdResult, String), String> {
+    ) -> anyhow::Result<(CmdResult, String)> {
         let jail = self
             .options
             .sandbox
@@ -575,12 +575,12 @@ impl Runner<'_> {
 }
 
 /// Stops `clock` as a step's outcome says: `Err` (the run cannot go on) and a brief both fail it.
-fn timed<T>(clock: StageClock, outcome: Result<T, String>) -> Result<T, String>
+fn timed<T>(clock: StageClock, outcome: anyhow::Result<T>) -> anyhow::Result<T>
 where
     T: BriefOf,
 {
     match &outcome {
-        Err(error) => clock.failed(error),
+        Err(error) => clock.failed(&format!("{error:#}")),
         Ok(value) => match value.brief() {
             Some(brief) => clock.failed(&brief_line(brief)),
             None => clock.ok(),
