@@ -1,5 +1,6 @@
-//! Test harnesses shared by the integration tests: `mod support;` in a test file brings them in.
-//! Each test file is its own crate and uses only part of them, hence `allow(dead_code)`.
+//! Test harnesses shared by the stories of both test binaries, `it` and `git`: the fakes, the
+//! scripted model, the git remote. The git layer's stories use only part of them, hence
+//! `allow(dead_code)`.
 #![allow(dead_code)]
 
 pub mod bot;
