@@ -600,6 +600,14 @@ impl BotTester {
         ]
     }
 
+    /// `github` or `gitlab`: which forge this story is told on, to name its snapshots.
+    pub fn forge_name(&self) -> &'static str {
+        match self.forge {
+            FakeForge::GitHub(_) => "github",
+            FakeForge::GitLab(_) => "gitlab",
+        }
+    }
+
     /// `path` holding the Python project of the stories, with alice, who may push to it.
     pub fn python_project_kept_by_alice(&self, path: &str) -> Actor {
         self.repo(path, &python_project());

@@ -12,6 +12,7 @@ pub mod fake_log;
 pub mod fix_cli;
 pub mod git_http;
 pub mod model_server;
+pub mod posted;
 pub mod postgres;
 pub mod repo;
 pub mod reports;
