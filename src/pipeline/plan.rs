@@ -79,8 +79,9 @@ impl Plan {
         }
     }
 
-    /// A plan of nothing but these changes, each of a whole file.
-    pub fn changing(changes: &[(&str, Operation)]) -> Plan {
+    /// A plan of nothing but these changes, each of a whole file (for the stages' own tests).
+    #[cfg(test)]
+    pub(crate) fn changing(changes: &[(&str, Operation)]) -> Plan {
         Plan {
             file_changes: changes
                 .iter()

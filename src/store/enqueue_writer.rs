@@ -37,6 +37,8 @@ type Answer = Result<EnqueueOutcome, StoreError>;
 
 struct EnqueueRequest {
     delivery: Delivery,
+    /// The delivery's parsed event as JSON, serialised by the sender, not by the one writer.
+    parsed: String,
     key: JobKey,
     now: DateTime<Utc>,
     /// When a new job may first run.
@@ -77,9 +79,11 @@ impl EnqueueWriter {
         key: JobKey,
         (now, run_after): (DateTime<Utc>, DateTime<Utc>),
     ) -> Answer {
+        let parsed = super::deliveries::parsed_column(&delivery)?;
         let (answer, answered) = oneshot::channel();
         let request = EnqueueRequest {
             delivery,
+            parsed,
             key,
             now,
             run_after,
@@ -178,7 +182,13 @@ fn enqueue_alone(tx: &mut Transaction<'_>, request: &EnqueueRequest) -> Result<A
         .savepoint()
         .map_err(|error| format!("could not open a savepoint: {error}"))?;
     let times = (request.now, request.run_after);
-    match enqueue_in(&savepoint, &request.delivery, &request.key, times) {
+    match enqueue_in(
+        &savepoint,
+        &request.delivery,
+        &request.parsed,
+        &request.key,
+        times,
+    ) {
         Ok(outcome) => {
             savepoint
                 .commit()
@@ -199,6 +209,7 @@ fn enqueue_alone(tx: &mut Transaction<'_>, request: &EnqueueRequest) -> Result<A
 fn enqueue_in(
     conn: &Connection,
     delivery: &Delivery,
+    parsed: &str,
     key: &JobKey,
     (now, run_after): (DateTime<Utc>, DateTime<Utc>),
 ) -> Result<EnqueueOutcome, StoreError> {
@@ -254,7 +265,6 @@ fn enqueue_in(
         EnqueueOutcome::NewJob(id) | EnqueueOutcome::ActiveJobExists(id) => id,
         EnqueueOutcome::DuplicateDelivery => unreachable!("a duplicate returned above"),
     };
-    let parsed = super::deliveries::parsed_column(delivery)?;
     conn.prepare_cached(
         "INSERT INTO deliveries (id, forge, event, received_at, payload, job_id, parsed) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

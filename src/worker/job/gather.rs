@@ -48,32 +48,32 @@ impl JobRun {
             )));
         };
         let first_run = self.checkpoint.seen.is_empty();
-        let origin_event = origin.parsed.clone();
+        let origin_event = origin.parsed;
         let talking = matches!(origin_event, BotEvent::Remark(_));
         let following = matches!(origin_event, BotEvent::BaseMoved { .. });
         let mut labelled = None;
         let mut moved = None;
         let mut remarks = Vec::new();
         let mut seen = Vec::new();
-        for delivery in &deliveries {
+        for delivery in deliveries {
             if !first_run && !self.checkpoint.seen.contains(&delivery.id) {
                 continue;
             }
-            match delivery.parsed.clone() {
+            match delivery.parsed {
                 BotEvent::IssueLabeled {
                     repo, issue, actor, ..
                 } if !talking && !following => {
                     labelled.get_or_insert(Request { repo, issue, actor });
-                    seen.push(delivery.id.clone());
+                    seen.push(delivery.id);
                 }
                 BotEvent::Remark(remark) if talking => {
                     remarks.push(remark);
-                    seen.push(delivery.id.clone());
+                    seen.push(delivery.id);
                 }
                 // Pushes that came together are followed once, to the newest base.
                 BotEvent::BaseMoved { repo, .. } if following => {
                     moved = Some(repo);
-                    seen.push(delivery.id.clone());
+                    seen.push(delivery.id);
                 }
                 _ => {}
             }
@@ -99,7 +99,7 @@ impl JobRun {
             })),
             None => match origin_event {
                 BotEvent::Ignored { reason } => Err(invalid(format!(
-                    "delivery {} no longer asks for work: {reason}",
+                    "delivery {} asks for no work: {reason}",
                     origin.id
                 ))),
                 _ => Err(invalid(format!(

@@ -245,8 +245,10 @@ impl JobRun {
 
     async fn stages(&mut self, forge: &dyn Forge, request: &Request) -> Result<(), Stop> {
         // A failure decided earlier is reported whatever the attempts.
-        let failed = self.checkpoint.phase() == Phase::Failed;
-        if !failed && self.job.attempts > self.ctx.settings.max_attempts {
+        if let Some(report) = &self.checkpoint.failure {
+            return Err(Stop::Failed(report.failure.clone()));
+        }
+        if self.job.attempts > self.ctx.settings.max_attempts {
             // A fault on the last allowed attempt ended the job there: only a crash (a panic,
             // a worker that died) brings it here, with the last fault any attempt recorded.
             let last = match &self.job.last_error {
@@ -266,35 +268,29 @@ impl JobRun {
             }));
         }
         let stages = self.ctx.stages();
-        let mut credentials = None;
+        if self.checkpoint.phase() == Phase::Requested {
+            let clock = stages.start(Stage::Authorize);
+            finish_stage(clock, self.authorize(forge, request).await)?;
+            self.stop_if_draining()?;
+        }
+        // Past the check of who asked, every step may need the repository's credentials.
+        let credentials = forge
+            .git_credentials(&request.repo)
+            .await
+            .map_err(forge_stop(Stage::Fetch))?;
+        self.redactor.register(&credentials.token);
         loop {
             let phase = self.checkpoint.phase();
-            // Past the check of who asked, every step may need the repository's credentials.
-            if !matches!(phase, Phase::Failed | Phase::Requested) && credentials.is_none() {
-                let given = forge
-                    .git_credentials(&request.repo)
-                    .await
-                    .map_err(forge_stop(Stage::Fetch))?;
-                self.redactor.register(&given.token);
-                credentials = Some(given);
-            }
             match phase {
-                Phase::Failed => {
-                    if let Some(report) = self.checkpoint.failure.clone() {
-                        return Err(Stop::Failed(report.failure));
-                    }
-                }
-                Phase::Requested => {
-                    let clock = stages.start(Stage::Authorize);
-                    finish_stage(clock, self.authorize(forge, request).await)?;
-                    self.stop_if_draining()?;
+                // Decided, or checked, before the steps: no step leads back there.
+                Phase::Failed | Phase::Requested => {
+                    return Err(invalid(format!("the job went back to the {phase:?} phase")));
                 }
                 // Resumed after the plan was proposed: it waits, nothing more to do.
                 Phase::AwaitingApproval => return self.publish_status(forge, request).await,
                 Phase::Authorized => {
-                    let credentials = credentials.as_ref().expect("credentials past authorize");
                     let clock = stages.start(Stage::Fetch);
-                    let fetched = self.fetch(forge, request, credentials).await;
+                    let fetched = self.fetch(forge, request, &credentials).await;
                     let workspace = finish_stage(clock, fetched)?;
                     // The pipeline's own stages (triage, plan, edit, validate, …) are timed inside.
                     self.fix(request, &workspace).await?;

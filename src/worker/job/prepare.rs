@@ -3,7 +3,7 @@
 
 use crate::config::repo::RepoConfig;
 use crate::failure::{Failure, FailureCode, Stage};
-use crate::forge::{Forge, ForgeKind, GitCredentials, RepoRef};
+use crate::forge::{Forge, GitCredentials, RepoRef};
 use crate::git::Workspace;
 use crate::llm::spend::SpendGuard;
 use crate::pipeline::fix::{
@@ -377,9 +377,5 @@ files.";
 
 /// `github/octocat/Hello-World`: where the repository's mirror lives under the cache.
 pub(super) fn mirror_key(repo: &RepoRef) -> String {
-    let forge = match repo.forge {
-        ForgeKind::GitHub => "github",
-        ForgeKind::GitLab => "gitlab",
-    };
-    format!("{forge}/{}", repo.owner_path)
+    format!("{}/{}", repo.forge, repo.owner_path)
 }
