@@ -100,6 +100,66 @@ impl Checkpoint {
     }
 }
 
+/// Where a revision of autofix's change request stands (asked for by a reviewer, or by failed
+/// checks). Like a fix's [`Phase`], it is read from the checkpoint each step saves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RevisionPhase {
+    /// The change request to revise is not found yet.
+    Requested,
+    /// The change request is found and recorded: the revision is made on its branch.
+    Targeted,
+    /// The revision is committed in the job's working copy, to be pushed on top of the head it
+    /// was made on.
+    Committed,
+    /// The revision is on the change request's branch; whoever asked is to be answered.
+    Pushed,
+    /// Whoever asked was answered: the revision is done.
+    Answered,
+}
+
+/// The key of the reply that answers a revision (made, or not possible).
+pub(super) const REVISION_REPLY: &str = "revision";
+
+/// Where a job that follows a moved default branch stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FollowPhase {
+    /// The change request is compared with the new base: left alone, or its commits replayed.
+    Comparing,
+    /// Replaying did not work: the change is made again on the new base, as a fix is.
+    Redoing,
+}
+
+impl Checkpoint {
+    /// The phase of the revision this checkpoint records.
+    pub(super) fn revision_phase(&self) -> RevisionPhase {
+        if self.revision.is_none() {
+            RevisionPhase::Requested
+        } else if self.fixed.is_none() {
+            RevisionPhase::Targeted
+        } else if self.pushed.is_none() {
+            RevisionPhase::Committed
+        } else if !self.replied(REVISION_REPLY) {
+            RevisionPhase::Pushed
+        } else {
+            RevisionPhase::Answered
+        }
+    }
+
+    /// The phase of following the moved base this checkpoint records.
+    pub(super) fn follow_phase(&self) -> FollowPhase {
+        if self.following {
+            FollowPhase::Redoing
+        } else {
+            FollowPhase::Comparing
+        }
+    }
+
+    /// Whether the reply with `key` was posted.
+    pub(super) fn replied(&self, key: &str) -> bool {
+        self.replies.iter().any(|(done, _)| done == key)
+    }
+}
+
 /// The change request a revision builds on: its number, branch and head commit then.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct RevisionTarget {
@@ -329,5 +389,38 @@ mod tests {
             branch_kept: None,
         });
         assert_eq!(checkpoint.phase(), Phase::Failed);
+    }
+
+    #[test]
+    fn a_revision_moves_from_its_target_to_the_answer_as_its_checkpoint_records_each_step() {
+        let mut checkpoint = Checkpoint::default();
+        assert_eq!(checkpoint.revision_phase(), RevisionPhase::Requested);
+        checkpoint.revision = Some(RevisionTarget {
+            number: 12,
+            url: "https://forge.example/pr/12".into(),
+            branch: "autofix/issue-7".into(),
+            head: String::new(),
+            kind: "fix".into(),
+            validation: None,
+        });
+        assert_eq!(checkpoint.revision_phase(), RevisionPhase::Targeted);
+        checkpoint.fixed = Some(change(false, None));
+        assert_eq!(checkpoint.revision_phase(), RevisionPhase::Committed);
+        checkpoint.pushed = Some("0123456".into());
+        assert_eq!(checkpoint.revision_phase(), RevisionPhase::Pushed);
+        checkpoint.replies.push(("status".into(), 40));
+        assert_eq!(checkpoint.revision_phase(), RevisionPhase::Pushed);
+        checkpoint.replies.push((REVISION_REPLY.into(), 41));
+        assert_eq!(checkpoint.revision_phase(), RevisionPhase::Answered);
+    }
+
+    #[test]
+    fn following_a_moved_base_compares_first_and_redoes_the_fix_once_replaying_failed() {
+        let mut checkpoint = Checkpoint::default();
+        assert_eq!(checkpoint.follow_phase(), FollowPhase::Comparing);
+        checkpoint.following = true;
+        assert_eq!(checkpoint.follow_phase(), FollowPhase::Redoing);
+        // Redoing is a fix: its own phases run from the request's check.
+        assert_eq!(checkpoint.phase(), Phase::Requested);
     }
 }

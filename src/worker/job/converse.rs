@@ -112,62 +112,100 @@ impl<'a> Asks<'a> {
     }
 }
 
+/// The one piece of work a talk job goes on to once its questions are answered: the first of
+/// these that someone who may push asked for.
+enum TalkWork<'a> {
+    /// `approve` or `plan …` with a plan waiting: the fix goes on from that plan.
+    Plan(&'a Remark),
+    /// `retry`: the fix is made again, and the open change request updated.
+    Retry(&'a Remark),
+    /// Reviewers asked for changes: the change request is revised.
+    Revise(RevisionAsk<'a>),
+    /// The change request's checks failed: they are repaired.
+    RepairChecks(&'a Remark),
+    /// Questions only, and they are answered.
+    Answered,
+    /// No one who may push asked for anything.
+    NothingAsked,
+}
+
+impl<'a> Asks<'a> {
+    /// The work these asks come to; `plan_taken` when an approval found a plan waiting.
+    fn work(&self, plan_taken: bool) -> TalkWork<'a> {
+        if plan_taken && let Some(remark) = self.approval.last() {
+            return TalkWork::Plan(remark);
+        }
+        if let Some(remark) = self.retry {
+            return TalkWork::Retry(remark);
+        }
+        if self.wants_revision() {
+            return TalkWork::Revise(RevisionAsk::from_remarks(&self.revision));
+        }
+        if let Some(remark) = self.checks_failed.last() {
+            return TalkWork::RepairChecks(remark);
+        }
+        let answered = self.status.len() + self.cancel.len() + self.approval.len();
+        if answered == 0 && self.revision.is_empty() {
+            return TalkWork::NothingAsked;
+        }
+        TalkWork::Answered
+    }
+}
+
 impl JobRun {
     /// Answers the remarks of a talk job: each unauthorised one politely, then the status and
-    /// cancel questions, then one piece of work (a retry or a revision) if one is asked for.
+    /// cancel questions, then the one piece of work ([`TalkWork`]) they ask for, if any.
     pub(super) async fn talk(&mut self, forge: &dyn Forge, talk: Talk) -> JobEnd {
+        match self.answer_remarks(forge, &talk).await {
+            Ok(end) => end,
+            Err(stop) => self.stopped_before_forge(stop),
+        }
+    }
+
+    async fn answer_remarks(&mut self, forge: &dyn Forge, talk: &Talk) -> Result<JobEnd, Stop> {
         let mut asks = Asks::default();
         for (index, remark) in talk.remarks.iter().enumerate() {
-            match self.admit(forge, remark, index).await {
-                Ok(true) => asks.add(remark),
-                Ok(false) => {}
-                Err(stop) => return self.stopped_before_forge(stop),
+            if self.admit(forge, remark, index).await? {
+                asks.add(remark);
             }
         }
-        if let Err(stop) = self.answer_questions(forge, &asks).await {
-            return self.stopped_before_forge(stop);
-        }
-        if let Some(remark) = asks.approval.last() {
-            match self.answer_plan(forge, &talk, remark).await {
-                Ok(true) => {
-                    let request = self.request_by(&talk, remark);
-                    let outcome = self.stages(forge, &request).await;
-                    return self.ended(forge, &request, outcome).await;
-                }
-                Ok(false) => {}
-                Err(stop) => return self.stopped_before_forge(stop),
+        self.answer_questions(forge, &asks).await?;
+        let plan_taken = match asks.approval.last() {
+            Some(remark) => self.answer_plan(forge, talk, remark).await?,
+            None => false,
+        };
+        let (request, outcome) = match asks.work(plan_taken) {
+            TalkWork::Plan(remark) => {
+                let request = self.request_by(talk, remark);
+                let outcome = self.stages(forge, &request).await;
+                (request, outcome)
             }
-        }
-        if let Some(remark) = asks.retry {
-            self.checkpoint.retry = true;
-            let request = self.request_by(&talk, remark);
-            let outcome = self.stages(forge, &request).await;
-            return self.ended(forge, &request, outcome).await;
-        }
-        if asks.wants_revision() {
-            let request = self.request_by(&talk, asks.revision[0]);
-            let ask = RevisionAsk::from_remarks(&asks.revision);
-            return match self.revise(forge, &request, &ask).await {
-                Ok(finish) => JobEnd::Finished(finish),
-                Err(stop) => self.stopped_before_forge(stop),
-            };
-        }
-        if let Some(remark) = asks.checks_failed.last() {
-            let request = self.request_by(&talk, remark);
-            return match self.repair_checks(forge, &request, remark).await {
-                Ok(finish) => JobEnd::Finished(finish),
-                Err(stop) => self.stopped_before_forge(stop),
-            };
-        }
-        let answered = asks.status.len() + asks.cancel.len() + asks.approval.len();
-        if answered == 0 && asks.revision.is_empty() && asks.checks_failed.is_empty() {
-            return JobEnd::Finished(Finish::failed(
-                FailureCode::PermissionDenied,
-                Stage::Authorize,
-                "no one who may push asked for anything",
-            ));
-        }
-        JobEnd::Finished(Finish::Succeeded)
+            TalkWork::Retry(remark) => {
+                self.checkpoint.retry = true;
+                let request = self.request_by(talk, remark);
+                let outcome = self.stages(forge, &request).await;
+                (request, outcome)
+            }
+            TalkWork::Revise(ask) => {
+                let request = self.request_by(talk, ask.first);
+                let finish = self.revise(forge, &request, &ask).await?;
+                return Ok(JobEnd::Finished(finish));
+            }
+            TalkWork::RepairChecks(remark) => {
+                let request = self.request_by(talk, remark);
+                let finish = self.repair_checks(forge, &request, remark).await?;
+                return Ok(JobEnd::Finished(finish));
+            }
+            TalkWork::Answered => return Ok(JobEnd::Finished(Finish::Succeeded)),
+            TalkWork::NothingAsked => {
+                return Ok(JobEnd::Finished(Finish::failed(
+                    FailureCode::PermissionDenied,
+                    Stage::Authorize,
+                    "no one who may push asked for anything",
+                )));
+            }
+        };
+        Ok(self.ended(forge, &request, outcome).await)
     }
 
     /// The issue of this job, asked about by `remark`'s author.
@@ -358,7 +396,7 @@ impl JobRun {
         key: &str,
         text: &str,
     ) -> Result<(), Stop> {
-        if self.checkpoint.replies.iter().any(|(done, _)| done == key) {
+        if self.checkpoint.replied(key) {
             return Ok(());
         }
         let marker = reply_marker(self.job.id, key);
@@ -394,5 +432,89 @@ impl JobRun {
             &format!("replied ({key}) in comment {}", id.0),
         )
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forge::{ForgeKind, ForgeUser, IssueNumber, RepoRef};
+
+    fn said(said: Said) -> Remark {
+        Remark {
+            repo: RepoRef {
+                forge: ForgeKind::GitHub,
+                owner_path: "acme/calc".into(),
+                clone_url: "https://forge.example/acme/calc.git".into(),
+                default_branch: None,
+            },
+            thread: Thread::Issue(IssueNumber(7)),
+            actor: ForgeUser {
+                login: "alice".into(),
+                id: 1,
+                is_bot: false,
+            },
+            said,
+        }
+    }
+
+    fn command(command: Command) -> Remark {
+        said(Said::Command {
+            command,
+            comment: CommentId(1),
+        })
+    }
+
+    fn asks(remarks: &[Remark]) -> Asks<'_> {
+        let mut asks = Asks::default();
+        remarks.iter().for_each(|remark| asks.add(remark));
+        asks
+    }
+
+    #[test]
+    fn an_approval_goes_on_from_the_waiting_plan_before_any_other_work() {
+        let remarks = [command(Command::Retry), command(Command::Approve)];
+        assert!(matches!(asks(&remarks).work(true), TalkWork::Plan(_)));
+        // With no plan waiting, the retry asked beside it is the work.
+        assert!(matches!(asks(&remarks).work(false), TalkWork::Retry(_)));
+    }
+
+    #[test]
+    fn a_review_asking_for_changes_is_a_revision_and_a_plain_review_is_only_context() {
+        let asking = said(Said::Review {
+            changes_requested: true,
+            body: "clamp the upper bound too".into(),
+        });
+        let plain = said(Said::Review {
+            changes_requested: false,
+            body: "looks fine".into(),
+        });
+        assert!(matches!(
+            asks(std::slice::from_ref(&asking)).work(false),
+            TalkWork::Revise(_)
+        ));
+        assert!(matches!(
+            asks(std::slice::from_ref(&plain)).work(false),
+            TalkWork::Answered
+        ));
+    }
+
+    #[test]
+    fn failed_checks_are_repaired_and_questions_alone_are_only_answered() {
+        let failed = said(Said::ChecksFailed {
+            head_branch: "autofix/issue-7".into(),
+            head_sha: "0123456".into(),
+            runs: vec![3],
+        });
+        assert!(matches!(
+            asks(std::slice::from_ref(&failed)).work(false),
+            TalkWork::RepairChecks(_)
+        ));
+        let status = command(Command::Status);
+        assert!(matches!(
+            asks(std::slice::from_ref(&status)).work(false),
+            TalkWork::Answered
+        ));
+        assert!(matches!(asks(&[]).work(false), TalkWork::NothingAsked));
     }
 }

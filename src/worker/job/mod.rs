@@ -32,7 +32,7 @@ mod stop;
 
 use cancel::CancelledBy;
 pub use checkpoint::JobFacts;
-use checkpoint::{Checkpoint, FixedChange, Phase};
+use checkpoint::{Checkpoint, FixedChange, FollowPhase, Phase};
 use gather::Work;
 use stop::{Fault, Stop, finish_stage, forge_stop, invalid};
 
@@ -155,7 +155,7 @@ impl JobRun {
             issue: self.job.key.issue,
             actor: bot,
         };
-        if !self.checkpoint.following {
+        if self.checkpoint.follow_phase() == FollowPhase::Comparing {
             match self.follow_base(forge, &request).await {
                 Ok(follow::Followed::Done(finish)) => return JobEnd::Finished(finish),
                 Ok(follow::Followed::Redo) => {}
@@ -170,6 +170,7 @@ impl JobRun {
                 return self.stopped_before_forge(stop);
             }
         }
+        // Redoing: the fix's own phases, on the change request's branch.
         let outcome = self.stages(forge, &request).await;
         let succeeded = outcome.is_ok();
         let end = self.ended(forge, &request, outcome).await;

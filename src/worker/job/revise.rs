@@ -4,7 +4,7 @@
 use std::str::FromStr;
 
 use crate::failure::{Failure, FailureCode, Stage};
-use crate::forge::{BranchHome, Forge, GitCredentials, Remark, Said, Thread};
+use crate::forge::{BranchHome, Forge, Remark, Said, Thread};
 use crate::git::{BranchName, CommitKind, CommitSha, GitError, Workspace};
 use crate::pipeline::fix::{self, Approval, Revision};
 use crate::pipeline::issue::Issue;
@@ -12,51 +12,64 @@ use crate::quote::{fenced, one_line};
 use crate::store::Finish;
 use crate::worker::replies::{self, Revised};
 
-use super::checkpoint::{FixedChange, RevisionTarget};
+use super::checkpoint::{FixedChange, REVISION_REPLY, RevisionPhase, RevisionTarget};
 use super::prepare::validation_detail;
-use super::stop::{Fault, Stop, failed_io, failure_of_run, forge_stop, git_stop};
+use super::stop::{Fault, Stop, failed_io, failure_of_run, forge_stop, git_stop, invalid};
 use super::{JobRun, Request};
 
 /// Most characters of the change request's current diff shown to the model.
 const MAX_DIFF_CHARS: usize = 40_000;
 
 impl JobRun {
-    /// Revises the change request as `ask` says, replying once on it.
+    /// Revises the change request as `ask` says, replying once on it: one step per
+    /// [`RevisionPhase`], each saved, so a rerun resumes where the last one stopped.
     pub(super) async fn revise(
         &mut self,
         forge: &dyn Forge,
         request: &Request,
         ask: &RevisionAsk<'_>,
     ) -> Result<Finish, Stop> {
-        let Some(target) = self.revision_target(forge, request, ask.first).await? else {
-            return Ok(Finish::failed(
-                FailureCode::InvalidInput,
-                Stage::Revise,
-                "no open change request of autofix's to revise",
-            ));
-        };
-        let thread = Thread::ChangeRequest(target.number);
-        let credentials = forge
-            .git_credentials(&request.repo)
-            .await
-            .map_err(forge_stop(Stage::Revise))?;
-        self.redactor.register(&credentials.token);
-        self.stop_if_draining()?;
-        if self.checkpoint.fixed.is_none() {
-            if let Err(failed) = self
-                .revise_on_branch(forge, request, &credentials, ask)
-                .await?
-            {
-                let text = replies::revision_failed(&failed);
-                self.reply_on(forge, &request.repo, thread, "revision", &text)
-                    .await?;
-                return Ok(Finish::Failed(failed));
+        loop {
+            let phase = self.checkpoint.revision_phase();
+            match phase {
+                RevisionPhase::Requested => {
+                    if !self.find_revision_target(forge, request, ask.first).await? {
+                        return Ok(Finish::failed(
+                            FailureCode::InvalidInput,
+                            Stage::Revise,
+                            "no open change request of autofix's to revise",
+                        ));
+                    }
+                }
+                RevisionPhase::Targeted => {
+                    if let Err(failed) = self.make_revision(forge, request, ask).await? {
+                        let text = replies::revision_failed(&failed);
+                        self.answer_revision(forge, request, &text).await?;
+                        return Ok(Finish::Failed(failed));
+                    }
+                }
+                RevisionPhase::Committed => {
+                    self.stop_if_draining()?;
+                    self.push_revision(forge, request).await?;
+                }
+                RevisionPhase::Pushed => {
+                    let text = self.revised_reply(ask)?;
+                    self.answer_revision(forge, request, &text).await?;
+                    self.event(Stage::Done, "revision pushed and answered")
+                        .await?;
+                }
+                RevisionPhase::Answered => return Ok(Finish::Succeeded),
             }
-            self.stop_if_draining()?;
+            if self.checkpoint.revision_phase() == phase {
+                return Err(invalid(format!(
+                    "the revision did not move past the {phase:?} phase"
+                )));
+            }
         }
-        if self.checkpoint.pushed.is_none() {
-            self.push_revision(forge, request).await?;
-        }
+    }
+
+    /// What the revision's reply says: the commit, what it changed, how validation went.
+    fn revised_reply(&self, ask: &RevisionAsk<'_>) -> Result<String, Stop> {
         let fixed = self.fixed()?;
         let validation = self
             .checkpoint
@@ -64,32 +77,47 @@ impl JobRun {
             .as_ref()
             .and_then(|target| target.validation.clone())
             .unwrap_or_default();
-        let text = replies::revised(&Revised {
+        Ok(replies::revised(&Revised {
             commit: &fixed.commit,
             subject: &fixed.subject,
             changed_files: &fixed.changed_files,
             validation: &validation,
             asked: &ask.lines,
             reproduction: fixed.reproduction.as_ref(),
-        });
-        self.reply_on(forge, &request.repo, thread, "revision", &text)
-            .await?;
-        self.save(Stage::Done, "revision pushed and answered")
-            .await?;
-        Ok(Finish::Succeeded)
+        }))
     }
 
-    /// The open change request autofix opened for the issue, found once and saved; `None`
-    /// (after saying so) when there is none.
-    async fn revision_target(
+    /// Posts the revision's one reply on the change request.
+    async fn answer_revision(
+        &mut self,
+        forge: &dyn Forge,
+        request: &Request,
+        text: &str,
+    ) -> Result<(), Stop> {
+        let target = self.revision_target(Stage::Reply)?;
+        let thread = Thread::ChangeRequest(target.number);
+        self.reply_on(forge, &request.repo, thread, REVISION_REPLY, text)
+            .await
+    }
+
+    /// The change request this job revises, as recorded when it was found.
+    fn revision_target(&self, stage: Stage) -> Result<RevisionTarget, Stop> {
+        self.checkpoint.revision.clone().ok_or_else(|| {
+            Stop::Retry(Fault::internal(
+                stage,
+                "the change request to revise is not recorded",
+            ))
+        })
+    }
+
+    /// Finds the open change request autofix opened for the issue and records it; `false`
+    /// (after saying so to whoever asked) when there is none.
+    async fn find_revision_target(
         &mut self,
         forge: &dyn Forge,
         request: &Request,
         first: &Remark,
-    ) -> Result<Option<RevisionTarget>, Stop> {
-        if let Some(target) = &self.checkpoint.revision {
-            return Ok(Some(target.clone()));
-        }
+    ) -> Result<bool, Stop> {
         let record = self
             .ctx
             .store
@@ -105,18 +133,17 @@ impl JobRun {
         let Some(change) = open else {
             let login = &first.actor.login;
             let text = replies::nothing_to_revise(login, &self.ctx.settings.command_word);
-            self.reply_once(forge, first, "revision", &text).await?;
-            return Ok(None);
+            self.reply_once(forge, first, REVISION_REPLY, &text).await?;
+            return Ok(false);
         };
-        let target = RevisionTarget {
+        self.checkpoint.revision = Some(RevisionTarget {
             number: change.number,
             url: change.url.clone(),
             branch: change.head.clone(),
             head: String::new(),
             kind: commit_kind_of(&change.title).as_str().to_owned(),
             validation: None,
-        };
-        self.checkpoint.revision = Some(target.clone());
+        });
         // The revision is pushed where the change request's branch lives.
         self.checkpoint.home = record.map(|record| record.home);
         self.save(
@@ -124,26 +151,24 @@ impl JobRun {
             &format!("revising {} on {}", change.url, change.head),
         )
         .await?;
-        Ok(Some(target))
+        Ok(true)
     }
 
     /// The branch checked out fresh from the forge and the pipeline run on it; `Ok(Err(..))` is
     /// a revision that could not be made (nothing was committed).
-    async fn revise_on_branch(
+    async fn make_revision(
         &mut self,
         forge: &dyn Forge,
         request: &Request,
-        credentials: &GitCredentials,
         ask: &RevisionAsk<'_>,
     ) -> Result<Result<(), Failure>, Stop> {
         let stage = Stage::Revise;
-        let mut target = self.checkpoint.revision.clone().ok_or_else(|| {
-            Stop::Retry(Fault::internal(
-                stage,
-                "the change request to revise is not recorded",
-            ))
-        })?;
-        let mirror = self.synced_mirror(request, credentials, stage)?;
+        let mut target = self.revision_target(stage)?;
+        let credentials = self
+            .git_credentials_for(forge, &request.repo, stage)
+            .await?;
+        self.stop_if_draining()?;
+        let mirror = self.synced_mirror(request, &credentials, stage)?;
         let worktree = self.fresh_worktree_dir(stage)?;
         let workspace = match self.decided_home() {
             BranchHome::Base => mirror.worktree(&worktree, &target.branch),
@@ -221,12 +246,7 @@ impl JobRun {
         let target_repo = self.decided_home().repo(&request.repo).clone();
         let credentials = &self.git_credentials_for(forge, &target_repo, stage).await?;
         let fixed = self.fixed()?;
-        let target = self.checkpoint.revision.clone().ok_or_else(|| {
-            Stop::Retry(Fault::internal(
-                stage,
-                "the change request to revise is not recorded",
-            ))
-        })?;
+        let target = self.revision_target(stage)?;
         let branch = BranchName::new(&fixed.branch).map_err(git_stop(stage))?;
         let commit = CommitSha::parse(&fixed.commit).map_err(git_stop(stage))?;
         let head = CommitSha::parse(&target.head).map_err(git_stop(stage))?;
