@@ -42,6 +42,14 @@ impl ForgeKind {
             ForgeKind::GitLab => "gitlab",
         }
     }
+
+    /// What the forge calls a change request, as a sentence starts it.
+    pub fn change_request_name(self) -> &'static str {
+        match self {
+            ForgeKind::GitHub => "Pull request",
+            ForgeKind::GitLab => "Merge request",
+        }
+    }
 }
 
 impl fmt::Display for ForgeKind {

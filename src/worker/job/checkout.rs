@@ -62,7 +62,12 @@ impl JobRun {
     /// The job's working-copy folder, emptied of what an earlier attempt left.
     pub(super) fn fresh_worktree_dir(&self, stage: Stage) -> Result<PathBuf, Stop> {
         let worktree = self.job_dir().join("worktree");
-        remove_dir_if_present(&worktree).map_err(|reason| failed_io(stage, reason))?;
+        remove_dir_if_present(&worktree).map_err(|error| {
+            failed_io(
+                stage,
+                format!("cannot clear {}: {error}", worktree.display()),
+            )
+        })?;
         Ok(worktree)
     }
 }

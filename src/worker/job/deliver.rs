@@ -2,7 +2,7 @@
 //! and open the pull or merge request, then report success.
 
 use crate::failure::Stage;
-use crate::forge::{Forge, ForgeKind, NewChangeRequest};
+use crate::forge::{Forge, NewChangeRequest};
 use crate::git::{BranchName, CommitSha, Workspace};
 use crate::store::ChangeRequestRecord;
 use crate::worker::publish::{ChangeRequestFacts, StatusOutcome, Step, change_request_body};
@@ -163,7 +163,7 @@ impl JobRun {
             .record_change_request(&record, chrono::Utc::now())
             .await?;
         self.checkpoint.change_request = Some((change.number, change.url.clone()));
-        let word = change_request_word(request.repo.forge);
+        let word = request.repo.forge.change_request_name();
         self.mark_done(Step::Opened, change.url.clone());
         self.save(stage, &format!("{word} {} open", change.url))
             .await
@@ -182,16 +182,9 @@ impl JobRun {
         self.checkpoint.status.current = None;
         self.checkpoint.status.outcome = Some(StatusOutcome::Succeeded {
             change_request_url: url,
-            change_request_word: change_request_word(request.repo.forge).to_owned(),
+            change_request_word: request.repo.forge.change_request_name().to_owned(),
         });
         self.publish_status(forge, request).await?;
         self.save(Stage::Done, "succeeded").await
-    }
-}
-
-fn change_request_word(forge: ForgeKind) -> &'static str {
-    match forge {
-        ForgeKind::GitHub => "Pull request",
-        ForgeKind::GitLab => "Merge request",
     }
 }

@@ -105,8 +105,9 @@ impl JobRun {
         let end = self.run_stages().await;
         if matches!(end, JobEnd::Finished(_) | JobEnd::FailedUnreported { .. }) {
             let worktree = self.job_dir().join("worktree");
-            if let Err(reason) = remove_dir_if_present(&worktree) {
-                tracing::warn!(job = self.job.id.0, %reason, "could not remove the finished job's working copy");
+            if let Err(error) = remove_dir_if_present(&worktree) {
+                let dir = worktree.display();
+                tracing::warn!(job = self.job.id.0, %dir, %error, "could not remove the finished job's working copy");
             }
         }
         let mut seen = self.checkpoint.seen.clone();
@@ -385,10 +386,9 @@ impl JobRun {
     }
 }
 
-fn remove_dir_if_present(dir: &Path) -> Result<(), String> {
+fn remove_dir_if_present(dir: &Path) -> std::io::Result<()> {
     match std::fs::remove_dir_all(dir) {
-        Ok(()) => Ok(()),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(error) => Err(format!("cannot clear {}: {error}", dir.display())),
+        removed => removed,
     }
 }

@@ -71,6 +71,7 @@ impl JobRun {
         self.checkpoint.status = StatusView {
             job: self.job.id,
             requested_by: request.actor.login.clone(),
+            forge: Some(request.repo.forge),
             done: vec![(Step::Authorized, String::new())],
             current: Some(Step::Fetched),
             notes: Vec::new(),

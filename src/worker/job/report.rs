@@ -96,6 +96,7 @@ impl JobRun {
             self.checkpoint.status = StatusView {
                 job: self.job.id,
                 requested_by: request.actor.login.clone(),
+                forge: Some(request.repo.forge),
                 ..StatusView::default()
             };
         }

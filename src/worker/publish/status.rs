@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::{Cost, status_marker};
 use crate::detect::{DetectedCommand, Stage as DetectStage};
 use crate::failure::{Failure, FailureCode, Stage};
+use crate::forge::ForgeKind;
 use crate::pipeline::proof::Reproduction;
 use crate::quote::{code_span, fenced, inert};
 use crate::store::JobId;
@@ -47,6 +48,10 @@ impl Step {
 pub struct StatusView {
     pub job: JobId,
     pub requested_by: String,
+    /// The forge the issue is on, which names the change request (none in status comments
+    /// saved by an earlier version: they say "Pull request").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forge: Option<ForgeKind>,
     /// Steps completed, each with a short detail shown after it.
     pub done: Vec<(Step, String)>,
     /// The step running now.
@@ -309,7 +314,10 @@ fn change_request_word(view: &StatusView) -> &str {
             change_request_word,
             ..
         }) => change_request_word,
-        _ => "Pull request",
+        _ => view
+            .forge
+            .unwrap_or(ForgeKind::GitHub)
+            .change_request_name(),
     }
 }
 

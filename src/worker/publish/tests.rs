@@ -5,6 +5,7 @@ use super::status::what_a_maintainer_can_do;
 use super::*;
 use crate::config::repo::ReproduceMode;
 use crate::failure::{Failure, FailureCode, Stage};
+use crate::forge::ForgeKind;
 use crate::pipeline::checks::CheckRun;
 use crate::pipeline::proof::{BaseFailure, MAX_FAILURE_LINE, Reproduction, TestOutcome};
 use crate::pipeline::test_report::CommandReport;
@@ -30,6 +31,7 @@ fn a_running_job_shows_what_is_done_and_what_runs_now() {
     let view = StatusView {
         job: JobId(3),
         requested_by: "octocat".into(),
+        forge: Some(ForgeKind::GitHub),
         done: vec![(Step::Authorized, String::new())],
         current: Some(Step::Fetched),
         notes: vec![],
@@ -42,10 +44,23 @@ fn a_running_job_shows_what_is_done_and_what_runs_now() {
 }
 
 #[test]
+fn a_job_on_gitlab_names_the_merge_request_it_will_open() {
+    let mut view = fixing_view(None);
+    view.forge = Some(ForgeKind::GitLab);
+    let text = status_comment(&view);
+    assert!(text.contains("- [ ] Merge request opened\n"), "{text}");
+    // A status saved before the forge was recorded keeps the word it had.
+    view.forge = None;
+    let text = status_comment(&view);
+    assert!(text.contains("- [ ] Pull request opened\n"), "{text}");
+}
+
+#[test]
 fn a_failed_job_says_where_why_and_how_to_retry() {
     let view = StatusView {
         job: JobId(4),
         requested_by: "octocat".into(),
+        forge: Some(ForgeKind::GitHub),
         done: vec![
             (Step::Authorized, String::new()),
             (Step::Fetched, "`main` at 0123456".into()),
@@ -315,6 +330,7 @@ fn fixing_view(reproduction: Option<ReproductionStatus>) -> StatusView {
     StatusView {
         job: JobId(3),
         requested_by: "octocat".into(),
+        forge: Some(ForgeKind::GitHub),
         done: vec![
             (Step::Authorized, String::new()),
             (Step::Fetched, "`main` at 0123456".into()),
