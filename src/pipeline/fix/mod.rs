@@ -2,38 +2,27 @@
 //! preflight, triage, plan, branch, setup, base, reproduce, edit ⇄ validate (repair) ⇄ audit, commit.
 //!
 //! Each stage is a file of this folder adding its methods to [`Job`]; this file holds the run's
-//! options and summary, its frame (artifacts, `RESULT.json`) and the driver that calls the stages.
+//! frame (artifacts, `RESULT.json`) and the driver that calls the stages, in order.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
-use serde::Serialize;
-
-use super::checks::{CheckRun, Comparison, Verdict};
+use super::checks::{CheckRun, Verdict};
 pub use super::dep_cache::DepCacheOptions;
 use super::dep_cache::JobCaches;
-use super::issue::Issue;
 use super::plan::Plan;
 use super::prompts::ProofShown;
-use super::proof::Reproduction;
 use super::run_log::RunLog;
-use super::settings::PipelineSettings;
-use super::test_report::CommandReport;
 use super::triage::Triage;
-use crate::config::repo::LoadedRepoConfig;
-use crate::detect::{DetectedCommand, LeftOut};
 use crate::edits::paths;
 use crate::exec::StopSignal;
 use crate::failure::{Failure, FailureCode, Stage};
-use crate::git::{CommitKind, CommitSha, Identity, Workspace};
+use crate::git::{CommitSha, Workspace};
 use crate::index::Ranking;
 use crate::llm::LlmProvider;
-use crate::llm::spend::SpendGuard;
-use crate::redact::Redactor;
-use crate::telemetry::{StageClock, Stages};
+use crate::telemetry::StageClock;
 
 mod ask;
 mod caches;
@@ -42,220 +31,26 @@ mod choice;
 mod commands;
 mod commit;
 mod edit;
+mod options;
 mod planning;
 mod preflight;
 mod reproduce;
+mod summary;
 mod tree;
 mod validate;
 
 pub use candidates::{CandidateLimits, CandidateReport};
+pub use options::{Approval, CancelFlag, FixOptions, IssueInput, ProposedPlan, Revision};
 use planning::revision_triage;
 pub use preflight::read_issue_file;
 use preflight::{Ready, preflight};
+pub use summary::FixSummary;
 
 /// Rounds in which the planner may ask to see files or symbols before it plans.
 pub const LOOKUP_ROUNDS: usize = 2;
 
 /// Most bytes of a failing command's output quoted back to the model.
 pub const FEEDBACK_TAIL_BYTES: usize = 6 * 1024;
-
-/// Where the issue comes from: a file (`autofix fix`) or the forge (the bot's worker).
-pub enum IssueInput {
-    File(PathBuf),
-    Given(Issue),
-}
-
-/// A revision of an open change request: the work tree is checked out at its branch (a
-/// person's commits on it included), the issue text carries what the reviewers asked, and the
-/// run ends in one more commit on that branch. Triage is skipped: a maintainer asked.
-#[derive(Debug, Clone)]
-pub struct Revision {
-    /// The type of the new commit: the change request's own.
-    pub kind: CommitKind,
-}
-
-/// How the plan is agreed when `.autofix.toml` says `[approval] required = true`.
-#[derive(Debug, Clone, Default)]
-pub enum Approval {
-    /// Plan approval does not apply (`autofix fix` on a person's own machine).
-    #[default]
-    NotAsked,
-    /// Stop after triage and plan when the repository requires approval, returning them as
-    /// [`FixSummary::proposed`].
-    Ask,
-    /// Edit to the triage and plan a maintainer approved, without asking for them again.
-    Approved(Box<ProposedPlan>),
-}
-
-/// A triage and plan waiting for (or given) a maintainer's approval.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct ProposedPlan {
-    pub triage: Triage,
-    pub plan: Plan,
-}
-
-/// Set from outside (a maintainer's `cancel`) to stop a run at its next stage boundary; a
-/// command running then is stopped at once.
-#[derive(Debug, Clone, Default)]
-pub struct CancelFlag(StopSignal);
-
-impl CancelFlag {
-    pub fn cancel(&self) {
-        self.0.stop();
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        self.0.is_stopped()
-    }
-
-    /// A signal the job's commands stop by: set by this cancel, or on its own.
-    fn signal(&self) -> StopSignal {
-        self.0.child()
-    }
-}
-
-/// Everything one `autofix fix` needs besides the LLM.
-pub struct FixOptions {
-    pub repo: PathBuf,
-    pub issue: IssueInput,
-    /// Overrides the number in the issue file.
-    pub issue_number: Option<u64>,
-    /// The `Autofix-Job` trailer of the commit; `fix-<issue>` when not given.
-    pub job_id: Option<String>,
-    /// Artifact folder; by default `<git dir>/autofix/runs/issue-<number>-<time>`. Either way a
-    /// folder another run holds is left alone and `<folder>-2` (`-3`, …) used instead.
-    pub artifacts: Option<PathBuf>,
-    pub identity: Identity,
-    /// The service's settings for every run: time limits, output and prompt sizes, the sandbox.
-    pub settings: PipelineSettings,
-    /// Hides every secret the process knows from the artifacts and from what the model reads.
-    pub redactor: Redactor,
-    /// The job's cache folder: writable by `[[setup]]`, read-only to validation, named to both
-    /// as `CACHE_DIR`. `None`: a folder beside the artifacts.
-    pub cache_dir: Option<PathBuf>,
-    /// The dependency caches kept between jobs on the repository (`exec.cache_max_bytes`).
-    pub dep_cache: DepCacheOptions,
-    /// The repository's configuration as the caller already read it from `repo`'s work tree,
-    /// so a job reads `.autofix.toml` once; `None`: read at preflight.
-    pub repo_config: Option<LoadedRepoConfig>,
-    /// Where the checks' results on a base commit are cached; by default
-    /// `<git dir>/autofix/baselines`.
-    pub baseline_cache: Option<PathBuf>,
-    /// Told as each stage starts and ends (a terminal, the metrics).
-    pub stages: Stages,
-    /// `Some`: revise the change request checked out in `repo` instead of fixing from scratch.
-    pub revision: Option<Revision>,
-    /// Checked at every stage boundary.
-    pub cancel: CancelFlag,
-    /// Whether the plan waits for a maintainer's approval, or was approved.
-    pub approval: Approval,
-    /// The reproduction the change request was opened with (a revision, a replay onto a new
-    /// base): no new one is asked for; its tests run again, must pass, and are reported again.
-    pub earlier_reproduction: Option<Reproduction>,
-    /// The model's price and the job's spending caps: checked before every model call and
-    /// told each answer's cost. Shared by every clone (concurrent candidates included).
-    pub spend: SpendGuard,
-    /// The service's limits on candidates (`candidates.max`, `exec.parallel_candidates`).
-    pub candidates: CandidateLimits,
-}
-
-/// How the run ended, as written to `RESULT.json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct FixSummary {
-    pub committed: bool,
-    /// Why the run ended without its change; `None` when it did not fail.
-    #[serde(flatten, serialize_with = "failure_fields")]
-    pub failure: Option<Failure>,
-    pub branch: Option<String>,
-    pub commit: Option<String>,
-    pub subject: Option<String>,
-    pub repairs: u32,
-    pub reviews: u32,
-    /// Answers that could not be used and were asked for once more.
-    pub corrections: u32,
-    pub validated: bool,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    /// What this run's model calls cost, in US dollars (0 with `price_unknown`).
-    pub cost_usd: f64,
-    /// The model has no known price: its calls counted as $0.
-    pub price_unknown: bool,
-    /// The plan's steps, the change's summary for people.
-    pub plan_steps: Vec<String>,
-    /// The files the commit changed, in path order.
-    pub changed_files: Vec<String>,
-    /// The last run of the validation commands (the rerun, for a command that failed once).
-    pub validation: Vec<CommandReport>,
-    /// Each validation command on the base commit and on the change, compared.
-    pub checks: Vec<Comparison>,
-    /// Tests that failed and then passed on an immediate rerun of the same tree.
-    pub flaky: Vec<String>,
-    /// The end of the output of the command that failed last (secrets redacted): what a
-    /// failure of the run quotes.
-    #[serde(skip)]
-    pub last_failing_output: Option<String>,
-    /// Commands that ran with network: every `[[setup]]` step and `network = true` validation,
-    /// each as "name (`argv`)", or "`argv`" when its name is the command itself.
-    pub networked_commands: Vec<String>,
-    /// The checks found in the repository and used because it configures no `[[validate]]`,
-    /// each with why; empty when the configuration's own checks ran.
-    pub detected: Vec<DetectedCommand>,
-    /// What detection saw but did not use, and why.
-    pub detected_left_out: Vec<LeftOut>,
-    pub artifacts: PathBuf,
-    /// The triage and plan that wait for a maintainer's approval; nothing was edited.
-    pub proposed: Option<ProposedPlan>,
-    /// The tests that show the issue and how they fared, or why there are none; `None` when the
-    /// run ended before the reproduce stage.
-    pub reproduction: Option<Reproduction>,
-    /// The candidates, when the job asked for several: each one's verdict, and which was chosen.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub candidates: Vec<CandidateReport>,
-    /// The choice in one line for people ("3 candidates: #2 chosen — …").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub candidates_line: Option<String>,
-    /// The service's `candidates.max`, when the repository asked for more.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub candidates_lowered_to: Option<u32>,
-    /// How long the candidates took side by side, and the sum of their validations' times.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub candidates_wall_ms: u64,
-    #[serde(skip_serializing_if = "is_zero")]
-    pub candidates_validation_ms: u64,
-    /// Time the validation commands took on the change, every round included.
-    pub validation_ms: u64,
-    /// Why the committed change is not proven: set only when `[candidates] on_unproven =
-    /// "draft"` keeps it for a draft (the bot), instead of failing the job.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unproven: Option<String>,
-}
-
-fn is_zero(value: &u64) -> bool {
-    *value == 0
-}
-
-/// How `RESULT.json` shows the failure, as it always has: `failure_code`, `failure_stage`,
-/// `reason` and `failure_output_tail`, each null when the run did not fail.
-fn failure_fields<S: serde::Serializer>(
-    failure: &Option<Failure>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    #[derive(Serialize)]
-    struct FailureFields<'a> {
-        failure_code: Option<FailureCode>,
-        failure_stage: Option<Stage>,
-        reason: Option<&'a str>,
-        failure_output_tail: Option<&'a str>,
-    }
-    let failure = failure.as_ref();
-    FailureFields {
-        failure_code: failure.map(|failure| failure.code),
-        failure_stage: failure.map(|failure| failure.stage),
-        reason: failure.map(|failure| failure.reason.as_str()),
-        failure_output_tail: failure.and_then(|failure| failure.output_tail.as_deref()),
-    }
-    .serialize(serializer)
-}
 
 /// Runs the pipeline. `Err` only when not even the artifact folder can be written.
 pub async fn fix(options: &FixOptions, llm: &dyn LlmProvider) -> anyhow::Result<FixSummary> {
@@ -342,46 +137,6 @@ async fn run(
     summary.cost_usd = options.spend.spent() - spent_before;
     log.write_json("RESULT.json", &summary)?;
     Ok(summary)
-}
-
-impl FixSummary {
-    /// Nothing done yet, artifacts in `artifacts`.
-    fn new(artifacts: PathBuf) -> FixSummary {
-        FixSummary {
-            committed: false,
-            failure: None,
-            branch: None,
-            commit: None,
-            subject: None,
-            repairs: 0,
-            corrections: 0,
-            reviews: 0,
-            validated: false,
-            input_tokens: 0,
-            output_tokens: 0,
-            cost_usd: 0.0,
-            price_unknown: false,
-            plan_steps: Vec::new(),
-            changed_files: Vec::new(),
-            validation: Vec::new(),
-            checks: Vec::new(),
-            flaky: Vec::new(),
-            last_failing_output: None,
-            networked_commands: Vec::new(),
-            detected: Vec::new(),
-            detected_left_out: Vec::new(),
-            artifacts,
-            proposed: None,
-            reproduction: None,
-            candidates: Vec::new(),
-            candidates_line: None,
-            candidates_lowered_to: None,
-            candidates_wall_ms: 0,
-            candidates_validation_ms: 0,
-            validation_ms: 0,
-            unproven: None,
-        }
-    }
 }
 
 /// The default artifact folder's name: `issue-<number>-<time>`, `issue-<time>` without a number.
