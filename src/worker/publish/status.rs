@@ -224,6 +224,9 @@ pub fn status_comment(view: &StatusView) -> String {
         let done = view.done.iter().find(|(finished, _)| *finished == step);
         let label = match step {
             Step::Opened => format!("{} opened", change_request_word(view)),
+            Step::Authorized if view.forge == Some(ForgeKind::GitLab) => {
+                step.label().replace("autofix PR", "autofix MR")
+            }
             _ => step.label().to_owned(),
         };
         match done {

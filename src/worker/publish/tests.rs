@@ -49,6 +49,7 @@ fn a_job_on_gitlab_names_the_merge_request_it_will_open() {
     view.forge = Some(ForgeKind::GitLab);
     let text = status_comment(&view);
     assert!(text.contains("- [ ] Merge request opened\n"), "{text}");
+    assert!(text.contains("no autofix MR yet"), "{text}");
     // A status saved before the forge was recorded keeps the word it had.
     view.forge = None;
     let text = status_comment(&view);
