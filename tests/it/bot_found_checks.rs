@@ -3,6 +3,7 @@
 //! its checks were detected.
 
 use crate::support::bot::{BUGGY_PY, BotTester, FIXED_PY, on_each_forge};
+use crate::support::posted::stable;
 
 const PROJECT: &str = "acme/widgets";
 
@@ -51,28 +52,22 @@ async fn the_checks_found_are_listed_and_the_change_request_says_so(t: BotTester
         .await;
 
     let status = &t.comments(PROJECT, 21)[0];
-    for line in [
-        "- [x] Checks found in the repository:",
-        "  - setup: `python3 -m venv .venv` — Python project (`pyproject.toml`)",
-        "  - setup: `.venv/bin/python -m pip install -e .[test]` — `pyproject.toml` extra `test`",
-        "  - check: `.venv/bin/python -m pytest` — pytest: `pyproject.toml` \\[tool.pytest\\]",
-        "`python3 -m venv .venv` ran with network access, to install what the repository declares",
-        "autofix config init --repo .",
-    ] {
-        assert!(status.contains(line), "{line:?} in:\n{status}");
-    }
+    // The checks found (two setups, one check, each with why), that the setup ran with network
+    // access, and how to write them into `.autofix.toml` (`autofix config init --repo .`).
+    insta::assert_snapshot!(
+        format!("status_with_the_checks_found_{}", t.forge_name()),
+        stable(status)
+    );
     let requests = t.change_requests(PROJECT);
     assert_eq!(requests.len(), 1, "{status}\n{requests:#?}");
     let body = &requests[0].body;
-    assert!(
-        body.contains("these checks were **detected**")
-            && body.contains("- check: `.venv/bin/python -m pytest`"),
-        "{body}"
-    );
-    assert!(
-        body.contains("tests/test_clamp.py::test_clamp_upper_bound")
-            && body.contains("passes with this change"),
-        "the detected checks prove the fix: {body}"
+    // The checks were **detected**, and they prove the fix.
+    insta::assert_snapshot!(
+        format!(
+            "change_request_body_with_the_checks_found_{}",
+            t.forge_name()
+        ),
+        stable(body)
     );
     let files = remote.files_at(&requests[0].head);
     assert!(

@@ -3,6 +3,7 @@
 
 use crate::support::bot::{BotTester, python_project};
 use crate::support::deliveries;
+use crate::support::posted::stable;
 
 const PROJECT: &str = "acme/widgets";
 
@@ -21,7 +22,7 @@ async fn a_bot_account_is_refused_and_the_bot_itself_is_ignored() {
 
     let to_bot = t.comments(PROJECT, 10);
     assert_eq!(to_bot.len(), 1);
-    assert!(to_bot[0].contains("is a bot account"), "{}", to_bot[0]);
+    insta::assert_snapshot!("bot_account_reply", stable(&to_bot[0]));
     assert!(
         t.comments(PROJECT, 11).is_empty(),
         "the bot never answers itself"

@@ -10,6 +10,7 @@ use crate::support::bot::{
 use crate::support::deliveries::{self, ChecksFailed};
 use crate::support::fake_log::FakeLog;
 use crate::support::git_http::BareRepo;
+use crate::support::posted::stable;
 
 const PROJECT: &str = "acme/widgets";
 const ISSUE: u64 = 7;
@@ -119,7 +120,11 @@ async fn a_failed_check_gets_one_repair_commit(t: BotTester) {
     );
     let replies = t.replies_on_change_request(PROJECT, number);
     assert_eq!(replies.len(), 1, "{replies:#?}");
-    assert!(replies[0].starts_with("Revised in "), "{}", replies[0]);
+    // The reply says which commit repaired the failing check, and how it was validated.
+    insta::assert_snapshot!(
+        format!("repair_reply_{}", t.forge_name()),
+        stable(&replies[0])
+    );
     if let crate::support::bot::FakeForge::GitHub(fake) = &t.forge {
         let downloads = fake.log_downloads();
         assert_eq!(downloads, [None], "the log is fetched without the token");
@@ -150,11 +155,10 @@ async fn a_check_that_fails_on_the_default_branch_too_is_left_alone(t: BotTester
     assert_eq!(t.llm.requests().len(), before, "no model call");
     let replies = t.replies_on_change_request(PROJECT, number);
     assert_eq!(replies.len(), 1, "{replies:#?}");
-    let name = check_name(&t);
-    assert!(
-        replies[0].contains(&format!("The failing checks (`{name}`) fail on `main` too")),
-        "{}",
-        replies[0]
+    // The failing checks, named, fail on `main` too: nothing for the bot to repair.
+    insta::assert_snapshot!(
+        format!("failing_on_main_too_reply_{}", t.forge_name()),
+        stable(&replies[0])
     );
 }
 
@@ -189,11 +193,8 @@ async fn after_the_last_allowed_repair_the_bot_says_once_that_it_stopped() {
     );
     let replies = t.replies_on_change_request(PROJECT, number);
     assert_eq!(replies.len(), 3, "{replies:#?}");
-    assert!(
-        replies[2].contains("still fail after 2 repair(s)"),
-        "{}",
-        replies[2]
-    );
+    // The checks still fail after 2 repairs, and the bot stops.
+    insta::assert_snapshot!("stopped_after_the_last_repair_reply", stable(&replies[2]));
     assert_eq!(
         t.llm.prompts_for("edit").len(),
         3,

@@ -8,6 +8,7 @@ use crate::support::bot::{
 };
 use crate::support::deliveries::On;
 use crate::support::git_http::GitHttpRequest;
+use crate::support::posted::stable;
 
 const PROJECT: &str = "acme/widgets";
 /// The bot's fork of it: the bot's user is `autofix-bot` on both fake forges.
@@ -79,10 +80,12 @@ async fn the_bots_branches_live_only_in_its_fork(t: BotTester) {
             .all(|request| !request.token_outside_basic_auth),
         "the token reaches git only as HTTP Basic credentials"
     );
-    let status = t.comments(PROJECT, 7).join("\n");
-    assert!(
-        status.contains(&format!("Branch pushed: `{BRANCH}` in the fork {FORK}")),
-        "{status}"
+    let status = t.comments(PROJECT, 7);
+    assert_eq!(status.len(), 1, "{status:#?}");
+    // The branch was pushed to the bot's fork, the change request opened from there.
+    insta::assert_snapshot!(
+        format!("status_pushed_to_the_fork_{}", t.forge_name()),
+        stable(&status[0])
     );
 
     // A second issue reuses the fork.
@@ -128,7 +131,10 @@ async fn the_bots_branches_live_only_in_its_fork(t: BotTester) {
     assert_eq!(fork_requests(&t), 1);
     let replies = t.replies_on_change_request(PROJECT, first.number);
     assert_eq!(replies.len(), 1, "{replies:#?}");
-    assert!(replies[0].starts_with("Revised in "), "{}", replies[0]);
+    insta::assert_snapshot!(
+        format!("revision_in_the_fork_reply_{}", t.forge_name()),
+        stable(&replies[0])
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -239,10 +245,9 @@ async fn a_moved_base_is_followed_in_the_fork(t: BotTester) {
     assert!(pushes_to(&t, PROJECT).is_empty());
     let replies = t.replies_on_change_request(PROJECT, number);
     assert_eq!(replies.len(), 1, "{replies:#?}");
-    assert!(
-        replies[0].contains("made the change again on the new `main`"),
-        "{}",
-        replies[0]
+    insta::assert_snapshot!(
+        format!("made_again_in_the_fork_reply_{}", t.forge_name()),
+        stable(&replies[0])
     );
 }
 

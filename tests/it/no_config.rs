@@ -4,6 +4,7 @@
 //! wrong one. The artifacts say which commands were found and why.
 
 use crate::support::fix_cli::Fix;
+use crate::support::posted::stable;
 use crate::support::repo::Repo;
 use crate::support::scripted_llm::ScriptedLlm;
 use serde_json::{Value, json};
@@ -389,12 +390,10 @@ fn a_required_reproduction_with_no_check_to_run_fails_before_the_model_is_asked(
     let result = fix.result();
     assert_eq!(result["failure_code"], "REPRODUCTION_FAILED");
     assert_eq!(result["failure_stage"], "preflight");
-    assert!(
-        result["reason"]
-            .as_str()
-            .unwrap()
-            .contains("configures no [[validate]] commands and none were found in it"),
-        "{result}"
+    // The repository configures no [[validate]] commands and none were found in it.
+    insta::assert_snapshot!(
+        "no_check_to_reproduce_with_reason",
+        stable(result["reason"].as_str().unwrap())
     );
     assert!(llm.requests().is_empty(), "the model is never asked");
     repo.assert_untouched(&baseline);
@@ -429,10 +428,9 @@ fn a_configured_setup_is_kept_and_only_the_checks_are_found() {
         ],
         "what is reported as found is what ran"
     );
-    assert!(
-        result["detected_left_out"]
-            .to_string()
-            .contains("configures its own [[setup]]"),
-        "{result}"
+    // The setup found is left out, as the repository configures its own [[setup]].
+    insta::assert_snapshot!(
+        "found_setup_left_out",
+        stable(&serde_json::to_string_pretty(&result["detected_left_out"]).unwrap())
     );
 }

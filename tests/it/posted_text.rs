@@ -3,6 +3,7 @@
 //! (nobody notified, nothing linked or embedded), and every credential is masked.
 
 use crate::support::bot::{BUGGY_PY, BotTester, FIXED_PY, PY_CONFIG, accepted, clamp_edit, triage};
+use crate::support::posted::stable;
 use serde_json::json;
 
 const PROJECT: &str = "acme/widgets";
@@ -72,11 +73,7 @@ async fn model_text_in_a_pull_request_body_mentions_links_and_embeds_nothing() {
     assert_eq!(change_requests.len(), 1, "{:?}", t.comments(PROJECT, 7));
     let body = &change_requests[0].body;
     assert_eq!(live_parts(body), Vec::<String>::new(), "{body}");
-    assert!(
-        body.contains("as @&#8203;acme/security-team asked"),
-        "the words are shown: {body}"
-    );
-    // What the model wrote (the validation table after it has timings).
+    // What the model wrote, its words shown inert (the validation table after it has timings).
     let written = &body[..body.find("## Validation").expect("the validation section")];
     insta::assert_snapshot!("model_text_in_a_pull_request_body", written);
 }
@@ -99,15 +96,9 @@ async fn a_reason_the_model_gives_is_posted_inert_in_the_status_comment_on_gitla
     let status = t.comments_marked(PROJECT, 7, "<!-- autofix:status job=");
     assert_eq!(status.len(), 1, "{status:#?}");
     let comment = &status[0];
-    assert!(comment.contains("`INVALID_INPUT`"), "{comment}");
     assert_eq!(live_parts(comment), Vec::<String>::new(), "{comment}");
-    assert!(
-        comment.contains(
-            "the issue is not actionable: Ask @&#8203;group/maintainers first; details at \
-             `https://evil.example/x` !\\[\\](`https://tracker.example/t.png`) /close /merge"
-        ),
-        "{comment}"
-    );
+    // `INVALID_INPUT`, the model's reason quoted: no mention, link, image or quick action live.
+    insta::assert_snapshot!("model_reason_in_the_status_comment_gitlab", stable(comment));
 }
 
 /// Credentials a repository's test prints when it fails (none is a secret autofix knows).
@@ -157,11 +148,8 @@ async fn credentials_a_failing_test_prints_are_masked_in_the_prompts_and_the_fai
     let comments = t.comments(PROJECT, 8);
     assert_eq!(comments.len(), 1, "{comments:#?}");
     let report = &comments[0];
-    assert!(report.contains("`VALIDATION_FAILED`"), "{report}");
-    assert!(
-        report.contains("deploy with [REDACTED] [REDACTED] [REDACTED]"),
-        "the output tail is posted, its credentials masked: {report}"
-    );
+    // `VALIDATION_FAILED`, and the output's tail posted with its credentials masked.
+    insta::assert_snapshot!("masked_failure_report", stable(report));
     for credential in PRINTED {
         assert!(
             !report.contains(credential),

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::support::fix_cli::{revalidation_options, unreachable_model};
+use crate::support::posted::stable;
 use crate::support::repo::{BUGGY_PY, Repo};
 use autofix::pipeline::fix::{self, FixSummary};
 
@@ -53,8 +54,11 @@ async fn a_change_that_makes_a_check_worse_on_the_base_fails_naming_it() {
         summary.failure.as_ref().map(|failure| failure.code),
         Some(autofix::failure::FailureCode::ValidationFailed)
     );
-    let reason = summary.failure.unwrap().reason;
-    assert!(reason.contains("fails on the new base"), "{reason}");
+    // The check that fails on the new base, named.
+    insta::assert_snapshot!(
+        "worse_on_the_new_base_reason",
+        stable(&summary.failure.unwrap().reason)
+    );
     assert_eq!(repo.read("calc.py"), FIXED_PY);
     assert_eq!(repo.status(), "");
 }

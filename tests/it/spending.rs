@@ -4,6 +4,7 @@
 
 use crate::support::bot::{BotTester, script_python_fix};
 use crate::support::fix_cli::Fix;
+use crate::support::posted::stable;
 use crate::support::repo::Repo;
 use crate::support::scripted_llm::ScriptedLlm;
 use autofix::forge::ForgeKind;
@@ -108,10 +109,10 @@ fn a_max_usd_above_the_service_s_max_usd_per_job_is_lowered_to_it_and_the_log_sa
     );
     let result = fix.result();
     assert_eq!(result["failure_code"], "BUDGET_EXCEEDED");
-    let reason = result["reason"].as_str().unwrap();
-    assert!(
-        reason.contains("would cross budget.max_usd_per_job ($0.1500)"),
-        "{reason}"
+    // The next call would cross the lowered budget.max_usd_per_job ($0.1500).
+    insta::assert_snapshot!(
+        "over_the_lowered_cap_reason",
+        stable(result["reason"].as_str().unwrap())
     );
 }
 
@@ -166,18 +167,13 @@ async fn a_repository_over_its_daily_cap_is_told_once_and_no_job_starts() {
 
     let told = t.comments(PROJECT, 7);
     assert_eq!(told.len(), 1, "{told:#?}");
-    assert!(
-        told[0].contains(
-            "the daily spending cap `budget.max_usd_per_repository_per_day` ($0.0100) for this repository is reached, with $0.0125 spent"
-        ),
-        "{}",
-        told[0]
-    );
-    let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1)).format("%Y-%m-%d");
-    assert!(
-        told[0].contains(&format!("It resets at {tomorrow} 00:00 UTC")),
-        "{}",
-        told[0]
+    // The repository's daily cap ($0.0100) is reached with $0.0125 spent; it resets tomorrow.
+    let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1))
+        .format("%Y-%m-%d")
+        .to_string();
+    insta::assert_snapshot!(
+        "daily_cap_reached_reply",
+        stable(&told[0].replace(&tomorrow, "<tomorrow>"))
     );
     assert!(
         t.comments(PROJECT, 8).is_empty(),
@@ -233,13 +229,11 @@ async fn what_other_repositories_spent_today_stops_a_job_before_it_crosses_the_s
         job.failure_code.map(|code| code.as_str()),
         Some("BUDGET_EXCEEDED")
     );
-    let status = &t.comments(PROJECT, 7)[0];
-    assert!(
-        status.contains(
-            // As the status comment writes the reason: Markdown made inert.
-            r"the next model call could cost up to \$0.1024 and would cross budget.max\_usd\_per\_day (\$1.00): \$0.9500 spent so far"
-        ),
-        "{status}"
+    // The next call could cost up to $0.1024 and would cross the service's $1.00 a day, $0.95
+    // being spent elsewhere (written as the status comment writes a reason: Markdown made inert).
+    insta::assert_snapshot!(
+        "service_daily_cap_report",
+        stable(&t.comments(PROJECT, 7)[0])
     );
 }
 
@@ -257,13 +251,16 @@ async fn the_cost_shows_in_the_status_comment_the_pull_request_the_jobs_pages_an
     let spent = t.store.job_spend(job).await.unwrap();
     assert!(spent.usd > 0.0 && !spent.price_unknown, "{spent:?}");
     let cost = dollars(spent.usd);
+    // Both show the cost the store recorded for the job.
     let status = &t.comments(PROJECT, 7)[0];
-    assert!(status.contains(&format!("\nCost: {cost} (")), "{status}");
+    insta::assert_snapshot!(
+        "status_comment_with_its_cost",
+        stable(&status.replace(&cost, "<the job's spend>"))
+    );
     let pull = &t.change_requests(PROJECT)[0];
-    assert!(
-        pull.body.contains(&format!("\nCost: {cost} (")),
-        "{}",
-        pull.body
+    insta::assert_snapshot!(
+        "pull_request_body_with_its_cost",
+        stable(&pull.body.replace(&cost, "<the job's spend>"))
     );
 
     let base = t.serve_pages(Vec::new()).await;
