@@ -1,6 +1,7 @@
 //! Redaction: every secret the process knows, in every form it may show up in (as is, reversed,
 //! base64 (also reversed), hex, URL-encoded, in an `x-access-token:`/`oauth2:` pair), hidden;
-//! and every credential-shaped string, known or not (`credentials`), masked too.
+//! and every credential-shaped string, known or not (`credentials`), masked too; and the host's
+//! own folders a text may name (a job's working copy), written as the short names people read.
 
 mod credentials;
 
@@ -18,6 +19,8 @@ pub const MIN_SECRET_LEN: usize = 6;
 #[derive(Default, Clone)]
 pub struct Redactor {
     needles: Vec<String>,
+    /// Folders of this host and what they are shown as, longest first.
+    folders: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for Redactor {
@@ -59,11 +62,30 @@ impl Redactor {
             .sort_by_key(|needle| std::cmp::Reverse(needle.len()));
     }
 
+    /// Shows `folder` as `shown_as` wherever a text names it: a traceback's
+    /// `/srv/autofix/jobs/7/worktree/tests/test_calc.py` is posted as `./tests/test_calc.py`,
+    /// so what autofix posts or sends says nothing of where the host keeps its work.
+    pub fn hide_folder(&mut self, folder: &std::path::Path, shown_as: &str) {
+        let folder = folder.display().to_string();
+        let folder = folder.trim_end_matches('/');
+        if folder.is_empty() || self.folders.iter().any(|(known, _)| known == folder) {
+            return;
+        }
+        self.folders.push((folder.to_owned(), shown_as.to_owned()));
+        self.folders
+            .sort_by_key(|(folder, _)| std::cmp::Reverse(folder.len()));
+    }
+
     /// `text` with every registered form, then every credential-shaped string (a token of
     /// GitHub, GitLab, AWS, Slack or a model vendor, a private key, an `Authorization:`
-    /// header's value), replaced by [`MASK`].
+    /// header's value), replaced by [`MASK`], and every hidden folder by its short name.
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_string();
+        for (folder, shown_as) in &self.folders {
+            if out.contains(folder.as_str()) {
+                out = out.replace(folder.as_str(), shown_as);
+            }
+        }
         for needle in &self.needles {
             if out.contains(needle.as_str()) {
                 out = out.replace(needle.as_str(), MASK);
@@ -107,6 +129,7 @@ fn percent_encode(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn redactor(secrets: &[&str]) -> Redactor {
         let mut redactor = Redactor::new();
@@ -213,5 +236,18 @@ mod tests {
     fn text_without_secrets_is_unchanged() {
         let redactor = redactor(&["sk-very-secret-key"]);
         assert_eq!(redactor.redact("all good here"), "all good here");
+    }
+
+    #[test]
+    fn a_traceback_names_the_work_tree_not_where_the_host_keeps_it() {
+        let mut redactor = Redactor::new();
+        redactor.hide_folder(Path::new("/srv/autofix/jobs/7"), "<job folder>");
+        redactor.hide_folder(Path::new("/srv/autofix/jobs/7/worktree/"), "<work tree>");
+        let traceback = "File \"/srv/autofix/jobs/7/worktree/tests/test_calc.py\", line 4\n\
+                         cache at /srv/autofix/jobs/7/cache\n";
+        assert_eq!(
+            redactor.redact(traceback),
+            "File \"<work tree>/tests/test_calc.py\", line 4\ncache at <job folder>/cache\n"
+        );
     }
 }

@@ -78,7 +78,7 @@ fn show_lines(detail: &JobDetail) -> Vec<String> {
         lines.push(format!("failure: {code}"));
         if let Some(due) = job.report_due {
             lines.push(format!(
-                "failure report: not posted yet, tried again at {}",
+                "failure report: not posted yet, next try at {}",
                 timestamp(due)
             ));
         }

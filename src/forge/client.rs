@@ -172,24 +172,24 @@ pub struct GitCredentials {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ForgeError {
     /// 401: the token is wrong, expired or revoked.
-    #[error("{forge} refused the credentials (401) on {action}: {message}")]
+    #[error("{forge} refused the credentials (401) when autofix tried to {action}: {message}")]
     Unauthorized {
         forge: &'static str,
         action: String,
         message: String,
     },
     /// 403 that is not a rate limit: the token lacks a scope or the repository forbids it.
-    #[error("{forge} forbade {action} (403): {message}")]
+    #[error("{forge} did not allow autofix to {action} (403): {message}")]
     Forbidden {
         forge: &'static str,
         action: String,
         message: String,
     },
     /// 404: the repository, issue or user does not exist or the token cannot see it.
-    #[error("{forge} found nothing for {action} (404)")]
+    #[error("{forge} found nothing when autofix tried to {action} (404)")]
     NotFound { forge: &'static str, action: String },
     /// 409/422 other than an already-existing change request: the forge refused the request's content.
-    #[error("{forge} refused {action} ({status}): {message}")]
+    #[error("{forge} refused to let autofix {action} ({status}): {message}")]
     Rejected {
         forge: &'static str,
         action: String,
@@ -197,21 +197,23 @@ pub enum ForgeError {
         message: String,
     },
     /// 403/429 rate limits, still limited after the waits the client allows itself.
-    #[error("{forge} rate-limited {action}; allowed again at {reset_at}")]
+    #[error("{forge} rate-limited autofix as it tried to {action}; allowed again at {reset_at}")]
     RateLimited {
         forge: &'static str,
         action: String,
         reset_at: DateTime<Utc>,
     },
     /// 5xx, timeouts, refused connections: worth trying again later.
-    #[error("{forge} failed {action}: {message}")]
+    #[error("{forge} failed when autofix tried to {action}: {message}")]
     Transient {
         forge: &'static str,
         action: String,
         message: String,
     },
     /// A 2xx answer the client cannot read.
-    #[error("{forge} answered {action} with a body the bot cannot read: {message}")]
+    #[error(
+        "{forge} answered with a body autofix cannot read when it tried to {action}: {message}"
+    )]
     InvalidResponse {
         forge: &'static str,
         action: String,

@@ -466,7 +466,7 @@ macro_rules! dialect {
                 .await
                 .map_err(db("could not finish the job"))?;
                 let next = match due {
-                    Some(at) => format!("tried again at {}", at.format("%Y-%m-%d %H:%M:%S UTC")),
+                    Some(at) => format!("to be tried again at {}", at.format("%Y-%m-%d %H:%M:%S UTC")),
                     None => format!("given up after {tries} tries"),
                 };
                 let message = format!(

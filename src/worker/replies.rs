@@ -117,10 +117,14 @@ pub fn ci_repairs_stopped(max: u32, word: &str) -> String {
 
 /// The base moved, the change request no longer merges, and a person's commits are on it.
 pub fn cannot_rebase(branch: &str, short: &str, theirs: usize, word: &str) -> String {
+    let persons = match theirs {
+        1 => "one of its commits is".to_owned(),
+        _ => format!("{theirs} of its commits are"),
+    };
     format!(
         "`{branch}` moved to {short} and this change request no longer merges cleanly. autofix \
-         does not rebase it because {theirs} of its commits are a person's: please rebase it by \
-         hand (or say `/{word} retry` to have the change made again from `{branch}`)."
+         does not rebase it because {persons} a person's: please rebase it by hand (or say \
+         `/{word} retry` to have the change made again from `{branch}`)."
     )
 }
 

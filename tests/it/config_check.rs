@@ -357,7 +357,7 @@ fn online_an_unreachable_forge_is_configured_not_verified_and_the_check_still_pa
     let line = checked.part("github");
     assert!(
         line.starts_with("github: configured, not verified: ")
-            && line.contains("; GitHub failed read the token's user: no connection to the API"),
+            && line.contains("; GitHub failed when autofix tried to read the token's user: no connection to the API"),
         "{line}"
     );
     // The model server at a closed port is not verified either, and not broken.

@@ -619,7 +619,7 @@ async fn a_missing_issue_is_not_found_and_not_retried() {
     assert!(matches!(err, ForgeError::NotFound { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
-        "GitHub found nothing for read issue #404 of octo/hello (404)"
+        "GitHub found nothing when autofix tried to read issue #404 of octo/hello (404)"
     );
     assert_eq!(github.count("GET", "/issues/404"), 1);
 }

@@ -90,11 +90,8 @@ impl Job<'_> {
             previous = Some(not);
         }
         let why = refusals.last().cloned().unwrap_or_default();
-        self.summary.reproduction = Some(Reproduction::none(
-            mode,
-            attempts,
-            format!("no test reproduces the issue: {why}"),
-        ));
+        // The reason is said after "no test reproduces the issue" wherever it is shown.
+        self.summary.reproduction = Some(Reproduction::none(mode, attempts, why));
         if mode != ReproduceMode::Required {
             self.log
                 .line("reproduce: none found; going on without a proof (mode \"preferred\")");

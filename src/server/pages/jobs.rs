@@ -286,7 +286,7 @@ fn detail_body(state: &Shared, detail: &JobDetail, facts: &JobFacts, cost: JobSp
     if let Some(due) = job.report_due {
         item(
             "Failure report",
-            format!("not posted yet; tried again at {}", time(due)),
+            format!("not posted yet; next try at {}", time(due)),
         );
     }
     item("Created", time(job.created_at));

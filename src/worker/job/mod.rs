@@ -85,7 +85,11 @@ impl JobRun {
             .as_deref()
             .and_then(|text| serde_json::from_str(text).ok())
             .unwrap_or_default();
-        let redactor = ctx.redactor.clone();
+        // What the job posts, stores or sends names its folders, never where the host keeps them.
+        let job_dir = ctx.workdir.join("jobs").join(job.id.to_string());
+        let mut redactor = ctx.redactor.clone();
+        redactor.hide_folder(&job_dir.join("worktree"), "<work tree>");
+        redactor.hide_folder(&job_dir, "<job folder>");
         JobRun {
             ctx,
             job,
