@@ -9,12 +9,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anyhow::anyhow;
 use chrono::Local;
 use secrecy::SecretString;
 
-use crate::edits::apply::{self, ApplyPolicy, FileAction};
+use crate::edits::apply::{self, ApplyError, ApplyPolicy, FileAction};
 use crate::edits::paths::{ProjectRoot, ProtectedPaths};
-use crate::edits::{EditFormat, EditSet, fenced};
+use crate::edits::{EditFormat, EditSet, ParseError, fenced};
 use crate::llm::{self, LlmProvider, LlmRequest, ProviderConfig, ProviderKind};
 use crate::redact::Redactor;
 
@@ -71,8 +72,8 @@ impl Settings {
     pub fn from_env(
         project_dir: PathBuf,
         var: impl Fn(&str) -> Option<String>,
-    ) -> Result<Settings, String> {
-        let number = |name: &str, default: u64| -> Result<u64, String> {
+    ) -> anyhow::Result<Settings> {
+        let number = |name: &str, default: u64| -> anyhow::Result<u64> {
             match var(name) {
                 None => Ok(default),
                 Some(value) => value
@@ -81,7 +82,7 @@ impl Settings {
                     .ok()
                     .filter(|n| *n > 0 || name == "CODE_COMMIT_LLM_RETRIES")
                     .ok_or_else(|| {
-                        format!("{name} must be a whole number of seconds or tries, not `{value}`")
+                        anyhow!("{name} must be a whole number of seconds or tries, not `{value}`")
                     }),
             }
         };
@@ -97,7 +98,7 @@ impl Settings {
             gemini_model: text("GEMINI_MODEL", DEFAULT_GEMINI_MODEL),
             llm_timeout: Duration::from_secs(number("CODE_COMMIT_LLM_TIMEOUT_SECS", 600)?),
             llm_retries: u32::try_from(number("CODE_COMMIT_LLM_RETRIES", 3)?)
-                .map_err(|_| "CODE_COMMIT_LLM_RETRIES is too large".to_string())?,
+                .map_err(|_| anyhow!("CODE_COMMIT_LLM_RETRIES is too large"))?,
             build_timeout: Duration::from_secs(number("CODE_COMMIT_BUILD_TIMEOUT_SECS", 1800)?),
             build_output_limit: 1024 * 1024,
             sandbox: None,
@@ -276,7 +277,16 @@ enum AttemptResult {
     /// The build ran and failed: its whole output.
     BuildFailed(BuildReport),
     /// The response was not applied: why, in place of build output.
-    Refused(String),
+    Refused(Refusal),
+}
+
+/// Why a response's replacements were not applied; nothing was written.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    #[error(transparent)]
+    Unreadable(#[from] ParseError),
+    #[error(transparent)]
+    NotApplied(#[from] ApplyError),
 }
 
 impl Session<'_> {
@@ -365,8 +375,8 @@ impl Session<'_> {
     }
 
     /// Parses the `^^^` blocks of `text` and applies them all, or none and says why.
-    fn apply(&mut self, text: &str) -> Result<(), String> {
-        let edits = fenced::parse(text).map_err(|err| err.to_string())?;
+    fn apply(&mut self, text: &str) -> Result<(), Refusal> {
+        let edits = fenced::parse(text)?;
         let set = EditSet {
             format: EditFormat::Fenced,
             summary: None,
@@ -375,8 +385,7 @@ impl Session<'_> {
         let protected = ProtectedPaths::from_patterns(self.root, PROTECTED)
             .expect("the built-in patterns are valid")
             .with_project_ignores(self.root);
-        let applied = apply::apply(self.root, &set, &ApplyPolicy::new(protected))
-            .map_err(|err| err.to_string())?;
+        let applied = apply::apply(self.root, &set, &ApplyPolicy::new(protected))?;
         for file in applied {
             match (file.action(), &file.after) {
                 (FileAction::Deleted, _) => self.replacements.removed(&file.path),
@@ -411,7 +420,7 @@ impl Session<'_> {
 }
 
 /// Stands in the repair query where build output would be when nothing was applied.
-fn refusal_feedback(reason: &str) -> String {
+fn refusal_feedback(reason: &Refusal) -> String {
     format!(
         "build.sh was not run: the previous response was refused and none of its changes were applied.\nReason: {reason}\n"
     )

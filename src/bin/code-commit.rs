@@ -51,7 +51,7 @@ async fn main() -> ExitCode {
             ..settings
         },
         Err(message) => {
-            eprintln!("code-commit: error: {message}");
+            eprintln!("code-commit: error: {message:#}");
             return ExitCode::from(2);
         }
     };

@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 /// The data directory when `workdir` is empty: `$XDG_DATA_HOME/autofix`, else
@@ -57,7 +58,7 @@ impl StoredGitHubApp {
     }
 
     /// The stored App, `None` when the setup page has not created one; an unreadable file is an error.
-    pub fn load(data_dir: &Path) -> Result<Option<StoredGitHubApp>, String> {
+    pub fn load(data_dir: &Path) -> anyhow::Result<Option<StoredGitHubApp>> {
         let file = Self::file(data_dir);
         let text = match std::fs::read_to_string(&file) {
             Ok(text) => text,
@@ -69,16 +70,18 @@ impl StoredGitHubApp {
             {
                 return Ok(None);
             }
-            Err(err) => return Err(format!("cannot read {}: {err}", file.display())),
+            Err(err) => {
+                return Err(err).with_context(|| format!("cannot read {}", file.display()));
+            }
         };
         serde_json::from_str(&text)
             .map(Some)
-            .map_err(|err| format!("{} is not a stored GitHub App: {err}", file.display()))
+            .with_context(|| format!("{} is not a stored GitHub App", file.display()))
     }
 
     /// Writes the App and its key, each readable and writable by this user only (the folder too);
     /// each file is written whole or not at all.
-    pub fn save(&self, data_dir: &Path, private_key_pem: &str) -> Result<(), String> {
+    pub fn save(&self, data_dir: &Path, private_key_pem: &str) -> anyhow::Result<()> {
         let dir = data_dir.join(GITHUB_APP_DIR);
         create_private_dir(&dir)?;
         let json = serde_json::to_string_pretty(self).expect("a stored App serialises");
@@ -87,28 +90,31 @@ impl StoredGitHubApp {
     }
 }
 
-fn create_private_dir(dir: &Path) -> Result<(), String> {
+fn create_private_dir(dir: &Path) -> anyhow::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
+        .with_context(|| format!("cannot create {}", dir.display()))?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .map_err(|err| format!("cannot restrict {}: {err}", dir.display()))
+        .with_context(|| format!("cannot restrict {}", dir.display()))
 }
 
-fn write_private(path: &Path, content: &[u8]) -> Result<(), String> {
+fn write_private(path: &Path, content: &[u8]) -> anyhow::Result<()> {
+    write_whole(path, content).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `content` in a temporary file beside `path`, readable by this user only, renamed over it.
+fn write_whole(path: &Path, content: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().expect("a stored file has a folder");
-    let failed = |err: std::io::Error| format!("cannot write {}: {err}", path.display());
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
     file.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o600))
-        .map_err(failed)?;
-    file.write_all(content).map_err(failed)?;
-    file.as_file().sync_all().map_err(failed)?;
-    file.persist(path).map_err(|err| failed(err.error))?;
+        .set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(content)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|err| err.error)?;
     Ok(())
 }
 

@@ -176,7 +176,7 @@ impl ServiceConfig {
         }
         let data_dir = PathBuf::from(&self.workdir);
         let Some(app) = data_dir::StoredGitHubApp::load(&data_dir)
-            .map_err(|err| ConfigError(format!("the stored GitHub App: {err}")))?
+            .map_err(|err| ConfigError(format!("the stored GitHub App: {err:#}")))?
         else {
             return Ok(());
         };

@@ -71,7 +71,10 @@ fn workflow(file: &str, doc: &Yaml, findings: &mut Findings) {
         let matrix = first_matrix_values(&job["strategy"]["matrix"]);
         let runs_on = scalars(&job["runs-on"])
             .into_iter()
-            .map(|label| resolve(&label, &matrix, &BTreeMap::new()).map_or(label, |(text, _)| text))
+            .map(|label| {
+                let resolved = resolve(&label, &matrix, &BTreeMap::new()).ok();
+                resolved.map_or(label, |(text, _)| text)
+            })
             .collect::<Vec<_>>()
             .join(", ");
         let lower = runs_on.to_ascii_lowercase();
@@ -154,11 +157,8 @@ impl Context<'_> {
         env.extend(plain_map(&step["env"]));
         let (run, mut notes) = match resolve(run, self.matrix, &env) {
             Ok(resolved) => resolved,
-            Err(expression) => {
-                findings.leave_out(
-                    what,
-                    format!("uses `${{{{ {expression} }}}}`, which is only known on GitHub"),
-                );
+            Err(unknown) => {
+                findings.leave_out(what, unknown.to_string());
                 return;
             }
         };
@@ -203,19 +203,26 @@ fn is_posix_shell(shell: &str) -> bool {
     matches!(program, "bash" | "sh")
 }
 
+/// An expression in a step that only GitHub can work out (`${{ secrets.X }}`, `${{ github.sha }}`).
+#[derive(Debug, thiserror::Error)]
+#[error("uses `${{{{ {expression} }}}}`, which is only known on GitHub")]
+struct OnlyOnGitHub<'t> {
+    expression: &'t str,
+}
+
 /// `text` with `${{ matrix.x }}` (the first value of a plain list) and `${{ env.X }}` (a plain
 /// value) put in, and a note for each matrix value used; the first other expression is the error.
-fn resolve(
-    text: &str,
+fn resolve<'t>(
+    text: &'t str,
     matrix: &BTreeMap<String, String>,
     env: &BTreeMap<String, String>,
-) -> Result<(String, Vec<String>), String> {
+) -> Result<(String, Vec<String>), OnlyOnGitHub<'t>> {
     let mut notes = Vec::new();
     let mut out = String::new();
     let mut rest = 0;
     for found in EXPRESSION.captures_iter(text) {
         let whole = found.get(0).expect("the whole match");
-        let expression = &found[1];
+        let expression = found.get(1).expect("the expression").as_str();
         let value = NAMED
             .captures(expression)
             .and_then(|named| match &named[1] {
@@ -224,7 +231,7 @@ fn resolve(
                 }),
                 _ => env.get(&named[2]),
             })
-            .ok_or_else(|| expression.to_string())?;
+            .ok_or(OnlyOnGitHub { expression })?;
         out.push_str(&text[rest..whole.start()]);
         out.push_str(value);
         rest = whole.end();

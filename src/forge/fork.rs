@@ -22,17 +22,24 @@ pub enum PushTo {
     Fork,
 }
 
-impl TryFrom<String> for PushTo {
-    type Error = String;
+/// A `forge.push_to` that names no push target; says which values there are, so a typo in the
+/// configuration reads as one clear line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{value:?} is not a push target (valid: \"base\", \"fork\")")]
+pub struct UnknownPushTo {
+    pub value: String,
+}
 
-    /// Says which values there are, so a typo in the configuration reads as one clear line.
-    fn try_from(value: String) -> Result<PushTo, String> {
+impl TryFrom<String> for PushTo {
+    type Error = UnknownPushTo;
+
+    fn try_from(value: String) -> Result<PushTo, UnknownPushTo> {
         match value.trim() {
             "base" => Ok(PushTo::Base),
             "fork" => Ok(PushTo::Fork),
-            other => Err(format!(
-                "{other:?} is not a push target (valid: \"base\", \"fork\")"
-            )),
+            other => Err(UnknownPushTo {
+                value: other.to_owned(),
+            }),
         }
     }
 }

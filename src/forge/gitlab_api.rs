@@ -201,7 +201,7 @@ impl GitLabClient {
                     .iter()
                     .cloned(),
             );
-            match next_page(&reply.headers).map_err(invalid(action))? {
+            match next_page(&reply.headers, action)? {
                 None => return Ok(items),
                 Some(next) if next > page => page = next,
                 Some(next) => {
@@ -294,7 +294,10 @@ impl GitLabClient {
 }
 
 /// `x-next-page`: a page number, or empty (or absent) on the last page.
-fn next_page(headers: &reqwest::header::HeaderMap) -> Result<Option<u64>, String> {
+fn next_page(
+    headers: &reqwest::header::HeaderMap,
+    action: &str,
+) -> Result<Option<u64>, ForgeError> {
     let Some(value) = headers.get(NEXT_PAGE_HEADER) else {
         return Ok(None);
     };
@@ -304,13 +307,14 @@ fn next_page(headers: &reqwest::header::HeaderMap) -> Result<Option<u64>, String
     }
     text.parse()
         .map(Some)
-        .map_err(|_| format!("`{NEXT_PAGE_HEADER}: {text}` is not a page number"))
+        .map_err(|_| invalid(action)(format!("`{NEXT_PAGE_HEADER}: {text}` is not a page number")))
 }
 
-fn invalid(action: &str) -> impl Fn(String) -> ForgeError + '_ {
+/// A 2xx answer to `action` the client cannot read, and why.
+fn invalid<E: fmt::Display>(action: &str) -> impl Fn(E) -> ForgeError + '_ {
     move |message| ForgeError::InvalidResponse {
         forge: FORGE,
         action: action.to_owned(),
-        message,
+        message: message.to_string(),
     }
 }

@@ -28,21 +28,29 @@ const OUTSIDE_LEVELS: [ConfigLevel; 4] = [
 /// process; later calls return the first outcome. When it failed, no repository or remote is
 /// made: a git layer that might read the service user's configuration does not run.
 pub fn ignore_global_config() -> Result<(), git2::Error> {
-    static OUTCOME: OnceLock<Result<(), String>> = OnceLock::new();
+    static OUTCOME: OnceLock<Result<(), git2::Error>> = OnceLock::new();
     let outcome = OUTCOME.get_or_init(|| {
         for level in OUTSIDE_LEVELS {
             // SAFETY: runs once, inside `OnceLock`, and every repository or remote of this
             // process is made by a function below that waits on that lock first, so nothing
             // reads the search paths while they change.
             unsafe { git2::opts::set_search_path(level, "") }.map_err(|error| {
-                format!("libgit2 would not stop reading the {level:?} git configuration: {error}")
+                git2::Error::from_str(&format!(
+                    "libgit2 would not stop reading the {level:?} git configuration: {error}"
+                ))
             })?;
         }
         Ok(())
     });
-    outcome
-        .clone()
-        .map_err(|message| git2::Error::from_str(&message))
+    // `git2::Error` is not `Clone`: each caller gets a copy of the first outcome's error.
+    match outcome {
+        Ok(()) => Ok(()),
+        Err(error) => Err(git2::Error::new(
+            error.code(),
+            error.class(),
+            error.message(),
+        )),
+    }
 }
 
 /// `git init --bare` at `path`.

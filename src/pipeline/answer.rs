@@ -12,7 +12,7 @@ const QUOTE_CHARS: usize = 40;
 /// The answer's single JSON object, or why the text is not exactly that.
 pub(super) fn object(stage: Stage, text: &str) -> Result<Map<String, Value>, StageOutputError> {
     let fail = |message: String| StageOutputError::new(stage, message);
-    let json = strip_one_fence(text.trim()).map_err(fail)?;
+    let json = strip_one_fence(stage, text.trim())?;
     if json.is_empty() {
         return Err(fail(
             "the answer is empty; it must be one JSON object".into(),
@@ -46,17 +46,18 @@ pub(super) fn object(stage: Stage, text: &str) -> Result<Map<String, Value>, Sta
 }
 
 /// Removes one ```json or ``` fence wrapping the whole text, if there is one.
-fn strip_one_fence(text: &str) -> Result<&str, String> {
+fn strip_one_fence(stage: Stage, text: &str) -> Result<&str, StageOutputError> {
+    let fail = |message: String| StageOutputError::new(stage, message);
     let Some(rest) = text.strip_prefix("```") else {
         return Ok(text);
     };
     let (info, body) = rest.split_once('\n').unwrap_or((rest, ""));
     let info = info.trim();
     if !info.is_empty() && !info.eq_ignore_ascii_case("json") {
-        return Err(format!(
+        return Err(fail(format!(
             "the answer's code fence is marked {}; only ```json or ``` is accepted",
             quote_text(info)
-        ));
+        )));
     }
     // JSON strings cannot hold a raw newline, so the first line ending in ``` closes the fence.
     let mut offset = 0;
@@ -66,16 +67,18 @@ fn strip_one_fence(text: &str) -> Result<&str, String> {
         if let Some(inner) = body[..end].strip_suffix("```") {
             let after = body[offset..].trim();
             if !after.is_empty() {
-                return Err(format!(
+                return Err(fail(format!(
                     "the answer must be one JSON object and nothing else, but text follows its \
                      code fence: {}",
                     quote_text(after)
-                ));
+                )));
             }
             return Ok(inner.trim());
         }
     }
-    Err("the code fence around the answer is never closed".to_string())
+    Err(fail(
+        "the code fence around the answer is never closed".to_string(),
+    ))
 }
 
 /// The fields of one JSON object, named in messages as `"prefix.key"`.

@@ -7,6 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -43,21 +44,25 @@ impl BaselineCache {
             .filter(|results| results.format == FORMAT)
     }
 
-    pub fn store(&self, key: &str, commit: &str, runs: &[CheckRun]) -> Result<(), String> {
+    pub fn store(&self, key: &str, commit: &str, runs: &[CheckRun]) -> anyhow::Result<()> {
         let results = BaseResults {
             format: FORMAT,
             commit: commit.to_string(),
             runs: runs.to_vec(),
         };
-        let json = serde_json::to_vec_pretty(&results).map_err(|err| err.to_string())?;
+        let json = serde_json::to_vec_pretty(&results)?;
         let path = self.path(key);
-        let failed = |err: std::io::Error| format!("cannot write {}: {err}", path.display());
-        // Two jobs on the same commit may store at once: each writes its own temporary file
-        // and renames it into place, so a reader sees one whole result or none.
-        std::fs::create_dir_all(&self.dir).map_err(failed)?;
-        let mut temp = tempfile::NamedTempFile::new_in(&self.dir).map_err(failed)?;
-        temp.write_all(&json).map_err(failed)?;
-        temp.persist(&path).map_err(|err| failed(err.error))?;
+        self.write_whole(&path, &json)
+            .with_context(|| format!("cannot write {}", path.display()))
+    }
+
+    /// Two jobs on the same commit may store at once: each writes its own temporary file and
+    /// renames it into place, so a reader sees one whole result or none.
+    fn write_whole(&self, path: &Path, json: &[u8]) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let mut temp = tempfile::NamedTempFile::new_in(&self.dir)?;
+        temp.write_all(json)?;
+        temp.persist(path).map_err(|err| err.error)?;
         Ok(())
     }
 

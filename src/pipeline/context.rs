@@ -5,7 +5,7 @@
 use super::plan::{Operation, Plan, allowed_path};
 use crate::anchored::{Tree, TreeError};
 use crate::edits::apply::sha256_hex;
-use crate::edits::paths::{ProjectRoot, ProtectedPaths};
+use crate::edits::paths::{PathRefusal, ProjectRoot, ProtectedPaths};
 use crate::index::{Ranking, Span};
 
 /// Bytes per token in the budget's estimate (a common rule of thumb for code and English).
@@ -122,7 +122,7 @@ pub fn build(
             Ok(Some(read)) => read,
             Ok(None) => continue,
             Err(reason) => {
-                context.omitted.push((wanted.path, reason));
+                context.omitted.push((wanted.path, reason.to_string()));
                 continue;
             }
         };
@@ -296,35 +296,52 @@ fn wanted(plan: &Plan, ranking: &Ranking) -> Vec<Wanted> {
     wanted
 }
 
+/// Why a wanted file that is there (or should be) is not shown.
+#[derive(Debug, thiserror::Error)]
+enum Unshown {
+    #[error(transparent)]
+    Refused(#[from] PathRefusal),
+    #[error("the file does not exist")]
+    Missing,
+    #[error("the path is not a regular file")]
+    NotAFile,
+    #[error("the file is too large to show ({bytes} bytes; at most {MAX_FILE_BYTES} are read)")]
+    TooLarge { bytes: u64 },
+    #[error(transparent)]
+    Link(TreeError),
+    #[error("the file cannot be read: {0}")]
+    NoTree(std::io::Error),
+    #[error("the file cannot be read: {0}")]
+    Unreadable(TreeError),
+    #[error("binary file")]
+    Binary,
+    #[error("not UTF-8 text")]
+    NotUtf8,
+}
+
 /// The file's normalised path, bytes and text; `None` for a planned new file not there yet.
 fn read_wanted(
     root: &ProjectRoot,
     protected: &ProtectedPaths,
     wanted: &Wanted,
-) -> Result<Option<(String, Vec<u8>, String)>, String> {
-    let path =
-        allowed_path(&wanted.path, root, protected).map_err(|refusal| refusal.to_string())?;
-    let tree =
-        Tree::open(root.path()).map_err(|error| format!("the file cannot be read: {error}"))?;
+) -> Result<Option<(String, Vec<u8>, String)>, Unshown> {
+    let path = allowed_path(&wanted.path, root, protected)?;
+    let tree = Tree::open(root.path()).map_err(Unshown::NoTree)?;
     let bytes = match tree.read(&path, MAX_FILE_BYTES) {
         Ok(Some(bytes)) => bytes,
         Ok(None) if wanted.created => return Ok(None),
-        Ok(None) => return Err("the file does not exist".into()),
+        Ok(None) => return Err(Unshown::Missing),
         Err(TreeError::NotAFile { .. } | TreeError::IsAFolder { .. }) => {
-            return Err("the path is not a regular file".into());
+            return Err(Unshown::NotAFile);
         }
-        Err(TreeError::TooLarge { bytes, .. }) => {
-            return Err(format!(
-                "the file is too large to show ({bytes} bytes; at most {MAX_FILE_BYTES} are read)"
-            ));
-        }
-        Err(error @ TreeError::Link { .. }) => return Err(error.to_string()),
-        Err(error) => return Err(format!("the file cannot be read: {error}")),
+        Err(TreeError::TooLarge { bytes, .. }) => return Err(Unshown::TooLarge { bytes }),
+        Err(error @ TreeError::Link { .. }) => return Err(Unshown::Link(error)),
+        Err(error) => return Err(Unshown::Unreadable(error)),
     };
     if bytes.contains(&0) {
-        return Err("binary file".into());
+        return Err(Unshown::Binary);
     }
-    let content = String::from_utf8(bytes.clone()).map_err(|_| "not UTF-8 text".to_string())?;
+    let content = String::from_utf8(bytes.clone()).map_err(|_| Unshown::NotUtf8)?;
     Ok(Some((path, bytes, content)))
 }
 

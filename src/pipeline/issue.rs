@@ -1,10 +1,13 @@
 //! The issue a pipeline run works on, read from a file: JSON (`{"number", "title", "body",
 //! "labels"}`) or Markdown (first line the title, `# ` optional; the rest the body).
 
+use std::path::{Path, PathBuf};
+
 use crate::failure::Stage;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::StageOutputError;
 use super::answer::{Fields, describe};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,7 +18,46 @@ pub struct Issue {
     pub labels: Vec<String>,
 }
 
+/// Why an issue file cannot be used: one line saying what is missing or malformed.
+#[derive(Debug, thiserror::Error)]
+pub enum IssueFileError {
+    #[error("cannot read the issue file {}: {error}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("the issue file is not UTF-8 text")]
+    NotUtf8,
+    #[error("issue: the file is empty; it needs at least a title line")]
+    Empty,
+    #[error("issue: the file starts with `{{` but is not valid JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("issue: the file must hold one JSON object")]
+    NotAnObject,
+    /// A field missing or of the wrong type, as [`Fields`] words it.
+    #[error("issue: {}", .0.message)]
+    Field(StageOutputError),
+    #[error("issue: \"number\" must be a positive integer, not {0}")]
+    Number(String),
+    #[error("issue: \"labels\" must be a list of strings, not {0}")]
+    Labels(String),
+    #[error("issue: \"labels[{index}]\" must be a label name (a non-empty string), not {found}")]
+    Label { index: usize, found: String },
+    #[error("issue: the first line {0:?} has no title text after its `#`s")]
+    NoTitle(String),
+}
+
 impl Issue {
+    /// Reads and parses the issue file at `path`.
+    pub fn read(path: &Path) -> Result<Issue, IssueFileError> {
+        let bytes = std::fs::read(path).map_err(|error| IssueFileError::Unreadable {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| IssueFileError::NotUtf8)?;
+        Issue::parse(&text)
+    }
+
     /// Parses an issue file; the error is one line saying what is missing or malformed.
     ///
     /// A file whose first non-blank character is `{` is JSON: `title` (a non-empty string) is
@@ -24,10 +66,10 @@ impl Issue {
     /// absent; other fields are ignored, so a GitHub issue can be saved and used as it is.
     /// Anything else is Markdown or plain text: the first non-blank line, without its leading
     /// `#`s, is the title and the rest is the body.
-    pub fn parse(text: &str) -> Result<Issue, String> {
+    pub fn parse(text: &str) -> Result<Issue, IssueFileError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if text.trim().is_empty() {
-            return Err("issue: the file is empty; it needs at least a title line".into());
+            return Err(IssueFileError::Empty);
         }
         if text.trim_start().starts_with('{') {
             parse_json(text)
@@ -37,30 +79,26 @@ impl Issue {
     }
 }
 
-fn parse_json(text: &str) -> Result<Issue, String> {
-    let value: Value = serde_json::from_str(text).map_err(|error| {
-        format!("issue: the file starts with `{{` but is not valid JSON: {error}")
-    })?;
+fn parse_json(text: &str) -> Result<Issue, IssueFileError> {
+    let value: Value = serde_json::from_str(text).map_err(IssueFileError::NotJson)?;
     let Value::Object(object) = &value else {
-        return Err("issue: the file must hold one JSON object".into());
+        return Err(IssueFileError::NotAnObject);
     };
     // The issue file is read at preflight; its messages name the file (`issue: …`).
     let fields = Fields::new(Stage::Preflight, object);
-    let title = fields
-        .text("title")
-        .map_err(|e| format!("issue: {}", e.message))?;
+    let title = fields.text("title").map_err(IssueFileError::Field)?;
     let number = match fields.optional("number") {
         None => None,
-        Some(value) => Some(value.as_u64().filter(|number| *number > 0).ok_or_else(|| {
-            format!(
-                "issue: \"number\" must be a positive integer, not {}",
-                describe(value)
-            )
-        })?),
+        Some(value) => Some(
+            value
+                .as_u64()
+                .filter(|number| *number > 0)
+                .ok_or_else(|| IssueFileError::Number(describe(value)))?,
+        ),
     };
     let body = fields
         .optional_string("body")
-        .map_err(|e| format!("issue: {}", e.message))?
+        .map_err(IssueFileError::Field)?
         .unwrap_or_default();
     let labels = match fields.optional("labels") {
         None => Vec::new(),
@@ -69,12 +107,7 @@ fn parse_json(text: &str) -> Result<Issue, String> {
             .enumerate()
             .map(|(index, item)| label_name(index, item))
             .collect::<Result<_, _>>()?,
-        Some(other) => {
-            return Err(format!(
-                "issue: \"labels\" must be a list of strings, not {}",
-                describe(other)
-            ));
-        }
+        Some(other) => return Err(IssueFileError::Labels(describe(other))),
     };
     Ok(Issue {
         number,
@@ -86,7 +119,7 @@ fn parse_json(text: &str) -> Result<Issue, String> {
 }
 
 /// A label as a string, or as the GitHub API's `{"name": …}` object.
-fn label_name(index: usize, item: &Value) -> Result<String, String> {
+fn label_name(index: usize, item: &Value) -> Result<String, IssueFileError> {
     let name = match item {
         Value::String(name) => Some(name.as_str()),
         Value::Object(object) => object.get("name").and_then(Value::as_str),
@@ -94,14 +127,14 @@ fn label_name(index: usize, item: &Value) -> Result<String, String> {
     };
     match name.map(str::trim) {
         Some(name) if !name.is_empty() => Ok(name.to_string()),
-        _ => Err(format!(
-            "issue: \"labels[{index}]\" must be a label name (a non-empty string), not {}",
-            describe(item)
-        )),
+        _ => Err(IssueFileError::Label {
+            index,
+            found: describe(item),
+        }),
     }
 }
 
-fn parse_markdown(text: &str) -> Result<Issue, String> {
+fn parse_markdown(text: &str) -> Result<Issue, IssueFileError> {
     let mut lines = text.lines();
     let first = lines
         .by_ref()
@@ -110,9 +143,7 @@ fn parse_markdown(text: &str) -> Result<Issue, String> {
         .unwrap_or_default();
     let title = first.trim_start_matches('#').trim();
     if title.is_empty() {
-        return Err(format!(
-            "issue: the first line {first:?} has no title text after its `#`s"
-        ));
+        return Err(IssueFileError::NoTitle(first.to_string()));
     }
     let body = lines
         .skip_while(|line| line.trim().is_empty())
@@ -167,15 +198,15 @@ mod tests {
     #[test]
     fn a_json_issue_without_a_usable_title_is_refused() {
         assert_eq!(
-            Issue::parse(r#"{"number": 1}"#).unwrap_err(),
+            Issue::parse(r#"{"number": 1}"#).unwrap_err().to_string(),
             "issue: \"title\" is missing"
         );
         assert_eq!(
-            Issue::parse(r#"{"title": "  "}"#).unwrap_err(),
+            Issue::parse(r#"{"title": "  "}"#).unwrap_err().to_string(),
             "issue: \"title\" must not be empty"
         );
         assert_eq!(
-            Issue::parse(r#"{"title": 7}"#).unwrap_err(),
+            Issue::parse(r#"{"title": 7}"#).unwrap_err().to_string(),
             "issue: \"title\" must be a string, not 7"
         );
     }
@@ -189,7 +220,9 @@ mod tests {
             ("\"42\"", "\"42\""),
         ] {
             assert_eq!(
-                Issue::parse(&format!(r#"{{"title": "t", "number": {number}}}"#)).unwrap_err(),
+                Issue::parse(&format!(r#"{{"title": "t", "number": {number}}}"#))
+                    .unwrap_err()
+                    .to_string(),
                 format!("issue: \"number\" must be a positive integer, not {shown}")
             );
         }
@@ -198,11 +231,15 @@ mod tests {
     #[test]
     fn labels_that_are_not_names_are_refused() {
         assert_eq!(
-            Issue::parse(r#"{"title": "t", "labels": "bug"}"#).unwrap_err(),
+            Issue::parse(r#"{"title": "t", "labels": "bug"}"#)
+                .unwrap_err()
+                .to_string(),
             "issue: \"labels\" must be a list of strings, not \"bug\""
         );
         assert_eq!(
-            Issue::parse(r#"{"title": "t", "labels": ["bug", 5]}"#).unwrap_err(),
+            Issue::parse(r#"{"title": "t", "labels": ["bug", 5]}"#)
+                .unwrap_err()
+                .to_string(),
             "issue: \"labels[1]\" must be a label name (a non-empty string), not 5"
         );
     }
@@ -210,7 +247,9 @@ mod tests {
     #[test]
     fn a_body_that_is_not_a_string_is_refused() {
         assert_eq!(
-            Issue::parse(r#"{"title": "t", "body": ["a"]}"#).unwrap_err(),
+            Issue::parse(r#"{"title": "t", "body": ["a"]}"#)
+                .unwrap_err()
+                .to_string(),
             "issue: \"body\" must be a string, not [\"a\"]"
         );
     }
@@ -218,7 +257,7 @@ mod tests {
     #[test]
     fn broken_json_is_refused_with_the_parsers_position() {
         assert_eq!(
-            Issue::parse("{\"title\": \"t\",}").unwrap_err(),
+            Issue::parse("{\"title\": \"t\",}").unwrap_err().to_string(),
             "issue: the file starts with `{` but is not valid JSON: trailing comma at line 1 column 15"
         );
     }
@@ -244,11 +283,11 @@ mod tests {
     #[test]
     fn an_empty_file_or_a_bare_heading_mark_is_refused() {
         assert_eq!(
-            Issue::parse(" \n\t\n").unwrap_err(),
+            Issue::parse(" \n\t\n").unwrap_err().to_string(),
             "issue: the file is empty; it needs at least a title line"
         );
         assert_eq!(
-            Issue::parse("###\nbody").unwrap_err(),
+            Issue::parse("###\nbody").unwrap_err().to_string(),
             "issue: the first line \"###\" has no title text after its `#`s"
         );
     }

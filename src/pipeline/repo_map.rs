@@ -99,7 +99,18 @@ pub fn map_part(map: &str) -> Part {
 pub struct LookedUp {
     pub name: String,
     /// The places shown, with their text, or why nothing is shown.
-    pub found: Result<Vec<(Place, String)>, String>,
+    pub found: Result<Vec<(Place, String)>, NotShown>,
+}
+
+/// Why nothing is shown for a name the model asked to see; the prompt quotes it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotShown {
+    #[error("no file or definition by that name")]
+    Unknown,
+    #[error("the path is protected (rule `{rule}`)")]
+    Protected { rule: String },
+    #[error("`{path}` is not a readable text file")]
+    NotText { path: String },
 }
 
 /// Resolves each name (at most [`MAX_NAMES_PER_LOOKUP`]) to what can be shown of it.
@@ -118,22 +129,22 @@ fn resolve(
     index: &RepoIndex,
     protected: &ProtectedPaths,
     name: &str,
-) -> Result<Vec<(Place, String)>, String> {
+) -> Result<Vec<(Place, String)>, NotShown> {
     let places = lookup::find(index, name);
     if places.is_empty() {
-        return Err("no file or definition by that name".into());
+        return Err(NotShown::Unknown);
     }
     let mut shown = Vec::new();
     let mut left = MAX_TOKENS_PER_NAME * BYTES_PER_TOKEN;
     for place in places {
         if let Some(rule) = protected.rule_for(&place.path, false) {
-            return Err(format!("the path is protected (rule `{rule}`)"));
+            return Err(NotShown::Protected { rule });
         }
         let Some(id) = index.id_of(&place.path) else {
             continue;
         };
         let Some(text) = index.text(id) else {
-            return Err(format!("`{}` is not a readable text file", place.path));
+            return Err(NotShown::NotText { path: place.path });
         };
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
         let (start, end) = match place.span {
@@ -171,7 +182,10 @@ pub fn looked_up_parts(looked_up: &[LookedUp]) -> Vec<Part> {
     for item in looked_up {
         let name = one_line(&item.name);
         match &item.found {
-            Err(why) => parts.push(Part::fixed(format!("\n### `{name}`: {}\n", one_line(why)))),
+            Err(why) => parts.push(Part::fixed(format!(
+                "\n### `{name}`: {}\n",
+                one_line(&why.to_string())
+            ))),
             Ok(places) => {
                 for (place, text) in places {
                     let path = one_line(&place.path);

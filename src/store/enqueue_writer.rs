@@ -6,6 +6,7 @@
 //! its own savepoint while the rest of its batch commits.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -34,6 +35,21 @@ const WAL_SIZE_LIMIT_BYTES: i64 = 64 * 1024 * 1024;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 type Answer = Result<EnqueueOutcome, StoreError>;
+
+/// A step of a batch's own transaction that failed; every request in the batch fails with it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{step}: {error}")]
+pub struct BatchFailure {
+    step: &'static str,
+    error: Arc<rusqlite::Error>,
+}
+
+fn batch_step(step: &'static str) -> impl FnOnce(rusqlite::Error) -> BatchFailure {
+    move |error| BatchFailure {
+        step,
+        error: Arc::new(error),
+    }
+}
 
 struct EnqueueRequest {
     delivery: Delivery,
@@ -153,14 +169,13 @@ fn write_batches(
 fn write_batch(conn: &mut Connection, batch: &[EnqueueRequest]) -> Vec<Answer> {
     let written = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|error| format!("could not begin a transaction: {error}"))
+        .map_err(batch_step("could not begin a transaction"))
         .and_then(|mut tx| {
             let answers: Vec<Answer> = batch
                 .iter()
                 .map(|request| enqueue_alone(&mut tx, request))
                 .collect::<Result<_, _>>()?;
-            tx.commit()
-                .map_err(|error| format!("could not commit: {error}"))?;
+            tx.commit().map_err(batch_step("could not commit"))?;
             Ok(answers)
         });
     match written {
@@ -177,10 +192,13 @@ fn write_batch(conn: &mut Connection, batch: &[EnqueueRequest]) -> Vec<Answer> {
 
 /// The request's own answer inside; `Err` outside only when its savepoint could not be undone,
 /// which leaves the transaction in a state not worth committing.
-fn enqueue_alone(tx: &mut Transaction<'_>, request: &EnqueueRequest) -> Result<Answer, String> {
+fn enqueue_alone(
+    tx: &mut Transaction<'_>,
+    request: &EnqueueRequest,
+) -> Result<Answer, BatchFailure> {
     let mut savepoint = tx
         .savepoint()
-        .map_err(|error| format!("could not open a savepoint: {error}"))?;
+        .map_err(batch_step("could not open a savepoint"))?;
     let times = (request.now, request.run_after);
     match enqueue_in(
         &savepoint,
@@ -192,13 +210,13 @@ fn enqueue_alone(tx: &mut Transaction<'_>, request: &EnqueueRequest) -> Result<A
         Ok(outcome) => {
             savepoint
                 .commit()
-                .map_err(|error| format!("could not release a savepoint: {error}"))?;
+                .map_err(batch_step("could not release a savepoint"))?;
             Ok(Ok(outcome))
         }
         Err(error) => {
             savepoint
                 .rollback()
-                .map_err(|error| format!("could not roll back to a savepoint: {error}"))?;
+                .map_err(batch_step("could not roll back to a savepoint"))?;
             Ok(Err(error))
         }
     }

@@ -99,7 +99,7 @@ pub enum StoreError {
     #[error("the SQLite writer thread could not start: {0}")]
     WriterNotStarted(String),
     #[error("database could not commit the batch of deliveries this one was written in: {0}")]
-    BatchFailed(String),
+    BatchFailed(enqueue_writer::BatchFailure),
 }
 
 /// The SQLite file a `sqlite:` URL or a plain path names; another scheme is refused.

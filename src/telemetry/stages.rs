@@ -202,8 +202,10 @@ mod tests {
         let recorder = Arc::new(Recorder::default());
         let stages = Stages::none().with(recorder.clone());
         stages.start("triage").ok();
-        let refused: Result<(), String> = Err("no plan".into());
-        let _ = stages.start("plan").finish(refused, |why| why.clone());
+        let refused: anyhow::Result<()> = Err(anyhow::anyhow!("no plan"));
+        let _ = stages
+            .start("plan")
+            .finish(refused, |why| format!("{why:#}"));
         assert_eq!(
             *recorder.0.lock().unwrap(),
             [

@@ -149,7 +149,7 @@ fn preflight(
     })?;
     let text =
         String::from_utf8(bytes).map_err(|_| invalid("the work order is not UTF-8 text".into()))?;
-    let order = WorkOrder::parse(&text).map_err(invalid)?;
+    let order = WorkOrder::parse(&text).map_err(|error| invalid(error.to_string()))?;
     let workspace = workspace.map_err(|err| (err.failure_code(), err.to_string()))?;
     let Checkout {
         workspace,

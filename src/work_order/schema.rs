@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::edits::paths;
+use crate::edits::paths::{self, PathRefusal};
 use crate::failure::FailureCode;
 
 /// At most this many context files, and this many bytes read from them in all.
@@ -40,53 +40,77 @@ pub struct ValidWorkOrder {
     pub acceptance_argv: Vec<Vec<String>>,
 }
 
+/// Why a work order cannot be run: one line naming the field.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkOrderError {
+    #[error("the work order is not valid: {0}")]
+    NotValid(serde_json::Error),
+    #[error("the work order's `id` is empty")]
+    NoId,
+    #[error("the work order's `allowed_files` is empty: nothing could be written")]
+    NoAllowedFiles,
+    #[error("{field}[{index}] `{path}` is refused: {reason}")]
+    PathRefused {
+        field: &'static str,
+        index: usize,
+        path: String,
+        reason: PathRefusal,
+    },
+    #[error("{field}[{index}] `{path}` is a pattern; list explicit paths")]
+    Pattern {
+        field: &'static str,
+        index: usize,
+        path: String,
+    },
+    #[error("the work order has {0} `context_files`; at most {MAX_CONTEXT_FILES} are allowed")]
+    TooManyContextFiles(usize),
+    #[error("context file `{0}` is not in `allowed_files` (context files must be a subset)")]
+    ContextNotAllowed(String),
+    #[error("the work order's `acceptance_commands` is empty: nothing would judge success")]
+    NoAcceptanceCommands,
+    #[error("acceptance_commands[{0}] is empty")]
+    EmptyCommand(usize),
+    #[error(
+        "acceptance_commands[{index}] `{command}` has an unclosed quote or a trailing backslash"
+    )]
+    UnsplittableCommand { index: usize, command: String },
+}
+
 impl WorkOrder {
-    /// Parses and validates a work order file's text; the error is one line naming the field.
-    pub fn parse(text: &str) -> Result<ValidWorkOrder, String> {
-        let order: WorkOrder = serde_json::from_str(text)
-            .map_err(|err| format!("the work order is not valid: {err}"))?;
+    /// Parses and validates a work order file's text.
+    pub fn parse(text: &str) -> Result<ValidWorkOrder, WorkOrderError> {
+        let order: WorkOrder = serde_json::from_str(text).map_err(WorkOrderError::NotValid)?;
         order.validate()
     }
 
-    pub fn validate(self) -> Result<ValidWorkOrder, String> {
+    pub fn validate(self) -> Result<ValidWorkOrder, WorkOrderError> {
         if self.id.trim().is_empty() {
-            return Err("the work order's `id` is empty".into());
+            return Err(WorkOrderError::NoId);
         }
         if self.allowed_files.is_empty() {
-            return Err(
-                "the work order's `allowed_files` is empty: nothing could be written".into(),
-            );
+            return Err(WorkOrderError::NoAllowedFiles);
         }
         let allowed_files = normalise_all("allowed_files", &self.allowed_files)?;
         let context_files = normalise_all("context_files", &self.context_files)?;
         if context_files.len() > MAX_CONTEXT_FILES {
-            return Err(format!(
-                "the work order has {} `context_files`; at most {MAX_CONTEXT_FILES} are allowed",
-                context_files.len()
-            ));
+            return Err(WorkOrderError::TooManyContextFiles(context_files.len()));
         }
         if let Some(outside) = context_files.iter().find(|f| !allowed_files.contains(f)) {
-            return Err(format!(
-                "context file `{outside}` is not in `allowed_files` (context files must be a subset)"
-            ));
+            return Err(WorkOrderError::ContextNotAllowed(outside.clone()));
         }
         if self.acceptance_commands.is_empty() {
-            return Err(
-                "the work order's `acceptance_commands` is empty: nothing would judge success"
-                    .into(),
-            );
+            return Err(WorkOrderError::NoAcceptanceCommands);
         }
         let mut acceptance_argv = Vec::new();
         for (index, command) in self.acceptance_commands.iter().enumerate() {
             match shlex::split(command) {
                 Some(argv) if !argv.is_empty() => acceptance_argv.push(argv),
-                Some(_) => {
-                    return Err(format!("acceptance_commands[{index}] is empty"));
-                }
+                Some(_) => return Err(WorkOrderError::EmptyCommand(index)),
                 None => {
-                    return Err(format!(
-                        "acceptance_commands[{index}] `{command}` has an unclosed quote or a trailing backslash"
-                    ));
+                    return Err(WorkOrderError::UnsplittableCommand {
+                        index,
+                        command: command.clone(),
+                    });
                 }
             }
         }
@@ -99,15 +123,21 @@ impl WorkOrder {
     }
 }
 
-fn normalise_all(field: &str, list: &[String]) -> Result<Vec<String>, String> {
+fn normalise_all(field: &'static str, list: &[String]) -> Result<Vec<String>, WorkOrderError> {
     let mut normalised: Vec<String> = Vec::with_capacity(list.len());
     for (index, path) in list.iter().enumerate() {
-        let clean = paths::normalise(path)
-            .map_err(|reason| format!("{field}[{index}] `{path}` is refused: {reason}"))?;
+        let clean = paths::normalise(path).map_err(|reason| WorkOrderError::PathRefused {
+            field,
+            index,
+            path: path.clone(),
+            reason,
+        })?;
         if clean.contains(['*', '?', '[']) {
-            return Err(format!(
-                "{field}[{index}] `{path}` is a pattern; list explicit paths"
-            ));
+            return Err(WorkOrderError::Pattern {
+                field,
+                index,
+                path: path.clone(),
+            });
         }
         if !normalised.contains(&clean) {
             normalised.push(clean);
@@ -214,7 +244,7 @@ pub struct RunSummary {
 mod tests {
     use super::*;
 
-    fn order(json: serde_json::Value) -> Result<ValidWorkOrder, String> {
+    fn order(json: serde_json::Value) -> Result<ValidWorkOrder, WorkOrderError> {
         WorkOrder::parse(&json.to_string())
     }
 
@@ -249,7 +279,7 @@ mod tests {
             let mut json = base();
             json["allowed_files"] = serde_json::json!([path]);
             json["context_files"] = serde_json::json!([]);
-            let err = order(json).unwrap_err();
+            let err = order(json).unwrap_err().to_string();
             assert!(
                 err.starts_with(&format!("allowed_files[0] `{path}` is")),
                 "{err}"
@@ -263,14 +293,14 @@ mod tests {
         let mut json = base();
         json["context_files"] = serde_json::json!(["README.md"]);
         assert_eq!(
-            order(json).unwrap_err(),
+            order(json).unwrap_err().to_string(),
             "context file `README.md` is not in `allowed_files` (context files must be a subset)"
         );
         let mut json = base();
         let many: Vec<String> = (0..11).map(|i| format!("f{i}.rs")).collect();
         json["allowed_files"] = serde_json::json!(many);
         json["context_files"] = serde_json::json!(many);
-        assert!(order(json).unwrap_err().contains("at most 10"));
+        assert!(order(json).unwrap_err().to_string().contains("at most 10"));
     }
 
     #[test]
@@ -280,11 +310,17 @@ mod tests {
         assert!(
             order(json)
                 .unwrap_err()
+                .to_string()
                 .contains("nothing would judge success")
         );
         let mut json = base();
         json["acceptance_commands"] = serde_json::json!(["echo 'unclosed"]);
-        assert!(order(json).unwrap_err().contains("unclosed quote"));
+        assert!(
+            order(json)
+                .unwrap_err()
+                .to_string()
+                .contains("unclosed quote")
+        );
     }
 
     #[test]
@@ -300,11 +336,13 @@ mod tests {
         assert!(
             order(json)
                 .unwrap_err()
+                .to_string()
                 .contains("unknown field `validation_commands`")
         );
         assert!(
             WorkOrder::parse("{")
                 .unwrap_err()
+                .to_string()
                 .starts_with("the work order is not valid")
         );
     }

@@ -420,51 +420,82 @@ fn check_branch(config: &RepoConfig, problems: &mut Problems) {
     let key = KeyPath::root().key("branch").key("template");
     let template = &config.branch.template;
     if let Err(complaint) = check_template(template) {
-        problems.add(key, complaint);
+        problems.add(key, complaint.to_string());
     }
 }
 
-fn check_template(template: &str) -> Result<(), String> {
+/// What is wrong with a branch template.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum TemplateError {
+    #[error("`{template}` has a `}}` without its `{{`")]
+    UnopenedBrace { template: String },
+    #[error("`{template}` has a `{{` that is never closed")]
+    UnclosedBrace { template: String },
+    #[error("`{template}` uses `{{{unknown}}}`, which is not a placeholder (use {allowed})")]
+    UnknownPlaceholder {
+        template: String,
+        unknown: String,
+        allowed: String,
+    },
+    #[error("`{template}` must contain {{number}}, so every issue gets a branch of its own")]
+    NoNumber { template: String },
+    #[error("`{template}` makes branch names git refuses (`{sample}` {problem})")]
+    RefusedByGit {
+        template: String,
+        sample: String,
+        problem: String,
+    },
+}
+
+fn check_template(template: &str) -> Result<(), TemplateError> {
     let placeholders = placeholders(template)?;
-    let allowed = BRANCH_PLACEHOLDERS
-        .iter()
-        .map(|name| format!("{{{name}}}"))
-        .collect::<Vec<_>>()
-        .join(", ");
     if let Some(unknown) = placeholders
         .iter()
         .find(|name| !BRANCH_PLACEHOLDERS.contains(name))
     {
-        return Err(format!(
-            "`{template}` uses `{{{unknown}}}`, which is not a placeholder (use {allowed})"
-        ));
+        let allowed = BRANCH_PLACEHOLDERS
+            .iter()
+            .map(|name| format!("{{{name}}}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(TemplateError::UnknownPlaceholder {
+            template: template.to_string(),
+            unknown: unknown.to_string(),
+            allowed,
+        });
     }
     if !placeholders.contains(&"number") {
-        return Err(format!(
-            "`{template}` must contain {{number}}, so every issue gets a branch of its own"
-        ));
+        return Err(TemplateError::NoNumber {
+            template: template.to_string(),
+        });
     }
     let sample = render_branch(template, CommitKind::Fix, 42, "sample-slug");
     ref_format_problem(&sample).map_or(Ok(()), |problem| {
-        Err(format!(
-            "`{template}` makes branch names git refuses (`{sample}` {problem})"
-        ))
+        Err(TemplateError::RefusedByGit {
+            template: template.to_string(),
+            sample,
+            problem,
+        })
     })
 }
 
 /// The names between braces, or what is wrong with the braces.
-fn placeholders(template: &str) -> Result<Vec<&str>, String> {
+fn placeholders(template: &str) -> Result<Vec<&str>, TemplateError> {
     let mut names = Vec::new();
     let mut rest = template;
     while let Some(open) = rest.find(['{', '}']) {
         if rest[open..].starts_with('}') {
-            return Err(format!("`{template}` has a `}}` without its `{{`"));
+            return Err(TemplateError::UnopenedBrace {
+                template: template.to_string(),
+            });
         }
         let after = &rest[open + 1..];
         let close = after
             .find(['{', '}'])
             .filter(|close| after[*close..].starts_with('}'))
-            .ok_or_else(|| format!("`{template}` has a `{{` that is never closed"))?;
+            .ok_or_else(|| TemplateError::UnclosedBrace {
+                template: template.to_string(),
+            })?;
         names.push(&after[..close]);
         rest = &after[close + 1..];
     }
@@ -667,16 +698,19 @@ mod tests {
         assert!(
             placeholders("fix/{number")
                 .unwrap_err()
+                .to_string()
                 .contains("never closed")
         );
         assert!(
             placeholders("fix/number}")
                 .unwrap_err()
+                .to_string()
                 .contains("without its")
         );
         assert!(
             placeholders("{ty{pe}")
                 .unwrap_err()
+                .to_string()
                 .contains("never closed")
         );
     }

@@ -5,7 +5,7 @@
 use std::io::Read;
 
 use crate::anchored::{Tree, TreeError};
-use crate::edits::paths::{ProjectRoot, ProtectedPaths};
+use crate::edits::paths::{PathRefusal, ProjectRoot, ProtectedPaths};
 
 /// The instruction files found, in the configured order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -66,9 +66,9 @@ pub(super) fn read(
     let mut found = Instructions::default();
     let mut left = max_bytes;
     for path in files {
-        let skip = |reason: String| SkippedInstruction {
+        let skip = |reason: Unusable| SkippedInstruction {
             path: path.clone(),
-            reason,
+            reason: reason.to_string(),
         };
         match read_one(root, protected, path, left) {
             Ok(None) => {}
@@ -82,29 +82,48 @@ pub(super) fn read(
     found
 }
 
+/// Why an instruction file that exists is not given to the model.
+#[derive(Debug, thiserror::Error)]
+enum Unusable {
+    #[error(transparent)]
+    Refused(#[from] PathRefusal),
+    #[error("cannot be read: {0}")]
+    Unreadable(std::io::Error),
+    #[error("is not a regular file")]
+    NotAFile,
+    #[error(transparent)]
+    Tree(TreeError),
+    #[error("is a denied path (rule `{0}`)")]
+    Denied(String),
+    #[error("is not UTF-8")]
+    NotUtf8,
+    #[error("not even its first line fits in what is left of instructions.max_bytes ({0} bytes)")]
+    TooLong(usize),
+}
+
 fn read_one(
     root: &ProjectRoot,
     protected: &ProtectedPaths,
     path: &str,
     left: usize,
-) -> Result<Option<InstructionFile>, String> {
-    let confined = root.confine(path).map_err(|refusal| refusal.to_string())?;
-    let tree = Tree::open(root.path()).map_err(|error| format!("cannot be read: {error}"))?;
+) -> Result<Option<InstructionFile>, Unusable> {
+    let confined = root.confine(path)?;
+    let tree = Tree::open(root.path()).map_err(Unusable::Unreadable)?;
     let file = match tree.open_file(&confined.relative) {
         Ok(Some((file, _))) => file,
         Ok(None) => return Ok(None),
         Err(TreeError::NotAFile { .. } | TreeError::IsAFolder { .. }) => {
-            return Err("is not a regular file".into());
+            return Err(Unusable::NotAFile);
         }
-        Err(error) => return Err(error.to_string()),
+        Err(error) => return Err(Unusable::Tree(error)),
     };
     if let Some(rule) = protected.rule_for(&confined.relative, false) {
-        return Err(format!("is a denied path (rule `{rule}`)"));
+        return Err(Unusable::Denied(rule));
     }
     let mut bytes = Vec::new();
     file.take(left as u64 + 1)
         .read_to_end(&mut bytes)
-        .map_err(|error| format!("cannot be read: {error}"))?;
+        .map_err(Unusable::Unreadable)?;
     let truncated = bytes.len() > left;
     bytes.truncate(left);
     let mut text = decode_prefix(bytes, truncated)?;
@@ -112,9 +131,7 @@ fn read_one(
         text = whole_lines(text);
     }
     if text.is_empty() && truncated {
-        return Err(format!(
-            "not even its first line fits in what is left of instructions.max_bytes ({left} bytes)"
-        ));
+        return Err(Unusable::TooLong(left));
     }
     Ok(Some(InstructionFile {
         path: path.to_string(),
@@ -124,13 +141,13 @@ fn read_one(
 }
 
 /// The text, allowing a character cut in two at the end when the file was cut short.
-fn decode_prefix(mut bytes: Vec<u8>, truncated: bool) -> Result<String, String> {
+fn decode_prefix(mut bytes: Vec<u8>, truncated: bool) -> Result<String, Unusable> {
     match std::str::from_utf8(&bytes) {
         Ok(_) => {}
         Err(error) if truncated && error.error_len().is_none() => {
             bytes.truncate(error.valid_up_to());
         }
-        Err(_) => return Err("is not UTF-8".into()),
+        Err(_) => return Err(Unusable::NotUtf8),
     }
     Ok(String::from_utf8(bytes).expect("checked above"))
 }

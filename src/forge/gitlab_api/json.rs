@@ -10,7 +10,37 @@ use crate::forge::{
 /// What GitLab puts before a merge request's title to make it a draft.
 pub const DRAFT_PREFIX: &str = "Draft: ";
 
-type Read<T> = Result<T, String>;
+type Read<T> = Result<T, JsonError>;
+
+/// Why an answer does not have the shape GitLab documents, naming the field.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonError {
+    #[error("`{0}` is missing")]
+    Missing(String),
+    #[error("`{field}` is {found}, not {wanted}")]
+    Mistyped {
+        field: String,
+        found: &'static str,
+        wanted: &'static str,
+    },
+    #[error("`{field}` is {number}, not a whole number ≥ 0")]
+    NotWhole {
+        field: String,
+        number: serde_json::Number,
+    },
+    #[error("`labels[{0}]` is neither a name nor a label object")]
+    Label(usize),
+    #[error("expected a JSON list, got {0}")]
+    NotAList(&'static str),
+    #[error("the project has no `default_branch` (is the repository empty?)")]
+    NoDefaultBranch,
+    #[error("author: {0}")]
+    Author(Box<JsonError>),
+}
+
+fn author(value: &Value) -> Read<ForgeUser> {
+    user(object(value, "author")?).map_err(|error| JsonError::Author(Box::new(error)))
+}
 
 pub fn user(value: &Value) -> Read<ForgeUser> {
     let login = string(value, "username")?;
@@ -46,7 +76,7 @@ pub fn issue(value: &Value) -> Read<IssueInfo> {
         labels: labels(value)?,
         open: state == "opened",
         locked: optional_bool(value, "discussion_locked")?.unwrap_or(false),
-        author: user(object(value, "author")?).map_err(|err| format!("author: {err}"))?,
+        author: author(value)?,
     })
 }
 
@@ -58,7 +88,7 @@ pub fn note(value: &Value) -> Read<Option<Comment>> {
     Ok(Some(Comment {
         id: CommentId(number(value, "id")?),
         body: optional_string(value, "body")?.unwrap_or_default(),
-        author: user(object(value, "author")?).map_err(|err| format!("author: {err}"))?,
+        author: author(value)?,
     }))
 }
 
@@ -85,7 +115,7 @@ pub fn merge_request(value: &Value) -> Read<ChangeRequest> {
         head: string(value, "source_branch")?,
         base: string(value, "target_branch")?,
         draft,
-        author: user(object(value, "author")?).map_err(|err| format!("author: {err}"))?,
+        author: author(value)?,
     })
 }
 
@@ -103,7 +133,7 @@ pub fn membership(value: &Value) -> Read<Permission> {
 pub fn default_branch(value: &Value) -> Read<String> {
     optional_string(value, "default_branch")?
         .filter(|branch| !branch.is_empty())
-        .ok_or_else(|| "the project has no `default_branch` (is the repository empty?)".into())
+        .ok_or(JsonError::NoDefaultBranch)
 }
 
 /// Any object's numeric `id` (a pipeline's).
@@ -129,7 +159,7 @@ pub fn list(value: &Value) -> Read<&[Value]> {
     value
         .as_array()
         .map(Vec::as_slice)
-        .ok_or_else(|| format!("expected a JSON list, got {}", kind(value)))
+        .ok_or_else(|| JsonError::NotAList(kind(value)))
 }
 
 /// REST answers give label names; with `with_labels_details` they are objects with a `name`.
@@ -139,7 +169,7 @@ fn labels(value: &Value) -> Read<Vec<String>> {
     };
     let items = items
         .as_array()
-        .ok_or_else(|| format!("`labels` is {}, not a list", kind(items)))?;
+        .ok_or_else(|| mistyped("labels", items, "a list"))?;
     items
         .iter()
         .enumerate()
@@ -148,7 +178,7 @@ fn labels(value: &Value) -> Read<Vec<String>> {
             _ => label["name"]
                 .as_str()
                 .map(str::to_owned)
-                .ok_or_else(|| format!("`labels[{at}]` is neither a name nor a label object")),
+                .ok_or(JsonError::Label(at)),
         })
         .collect()
 }
@@ -156,30 +186,31 @@ fn labels(value: &Value) -> Read<Vec<String>> {
 fn object<'v>(value: &'v Value, field: &str) -> Read<&'v Value> {
     match value.get(field) {
         Some(inner @ Value::Object(_)) => Ok(inner),
-        Some(other) => Err(format!("`{field}` is {}, not an object", kind(other))),
-        None => Err(format!("`{field}` is missing")),
+        Some(other) => Err(mistyped(field, other, "an object")),
+        None => Err(JsonError::Missing(field.to_owned())),
     }
 }
 
 fn number(value: &Value, field: &str) -> Read<u64> {
     match value.get(field) {
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .ok_or_else(|| format!("`{field}` is {n}, not a whole number ≥ 0")),
-        Some(other) => Err(format!("`{field}` is {}, not a number", kind(other))),
-        None => Err(format!("`{field}` is missing")),
+        Some(Value::Number(n)) => n.as_u64().ok_or_else(|| JsonError::NotWhole {
+            field: field.to_owned(),
+            number: n.clone(),
+        }),
+        Some(other) => Err(mistyped(field, other, "a number")),
+        None => Err(JsonError::Missing(field.to_owned())),
     }
 }
 
 fn string(value: &Value, field: &str) -> Read<String> {
-    optional_string(value, field)?.ok_or_else(|| format!("`{field}` is missing"))
+    optional_string(value, field)?.ok_or_else(|| JsonError::Missing(field.to_owned()))
 }
 
 fn optional_string(value: &Value, field: &str) -> Read<Option<String>> {
     match value.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(text)) => Ok(Some(text.clone())),
-        Some(other) => Err(format!("`{field}` is {}, not a string", kind(other))),
+        Some(other) => Err(mistyped(field, other, "a string")),
     }
 }
 
@@ -187,7 +218,15 @@ fn optional_bool(value: &Value, field: &str) -> Read<Option<bool>> {
     match value.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(flag)) => Ok(Some(*flag)),
-        Some(other) => Err(format!("`{field}` is {}, not true or false", kind(other))),
+        Some(other) => Err(mistyped(field, other, "true or false")),
+    }
+}
+
+fn mistyped(field: &str, found: &Value, wanted: &'static str) -> JsonError {
+    JsonError::Mistyped {
+        field: field.to_owned(),
+        found: kind(found),
+        wanted,
     }
 }
 
@@ -236,7 +275,7 @@ mod tests {
         let err =
             issue(&json!({"title": "t", "state": "opened", "author": {"id": 1, "username": "a"}}))
                 .unwrap_err();
-        assert_eq!(err, "`iid` is missing");
+        assert_eq!(err.to_string(), "`iid` is missing");
     }
 
     #[test]
@@ -246,7 +285,10 @@ mod tests {
             "author": {"id": 1, "username": "a"}
         }))
         .unwrap_err();
-        assert_eq!(err, "`labels[1]` is neither a name nor a label object");
+        assert_eq!(
+            err.to_string(),
+            "`labels[1]` is neither a name nor a label object"
+        );
     }
 
     #[test]
@@ -273,7 +315,9 @@ mod tests {
 
     #[test]
     fn an_empty_project_has_no_default_branch() {
-        let err = default_branch(&json!({"default_branch": null})).unwrap_err();
+        let err = default_branch(&json!({"default_branch": null}))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("default_branch"), "{err}");
     }
 }

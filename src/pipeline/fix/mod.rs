@@ -84,7 +84,7 @@ async fn run(
     let workspace = Workspace::open(&options.repo);
     let issue = match &options.issue {
         IssueInput::Given(issue) => Ok(issue.clone()),
-        IssueInput::File(path) => read_issue_file(path),
+        IssueInput::File(path) => Issue::read(path),
     };
     let number = options
         .issue_number

@@ -10,16 +10,15 @@ use crate::edits::paths::{ProjectRoot, ProtectedPaths};
 use crate::failure::{Failure, FailureCode, Stage};
 use crate::git::{BranchName, CommitSha, Workspace};
 use crate::pipeline::checkout::Checkout;
-use crate::pipeline::issue::Issue;
+use crate::pipeline::issue::{Issue, IssueFileError};
 use crate::pipeline::run_log::RunLog;
 use crate::pipeline::sanitise;
 use crate::pipeline::sections::instruction_text;
 
+/// [`Issue::read`] with its error as text, for `autofix context` in `main.rs`, which takes a
+/// `String`; the pipeline itself keeps the typed error.
 pub fn read_issue_file(path: &std::path::Path) -> Result<Issue, String> {
-    let bytes = std::fs::read(path)
-        .map_err(|err| format!("cannot read the issue file {}: {err}", path.display()))?;
-    let text = String::from_utf8(bytes).map_err(|_| "the issue file is not UTF-8 text")?;
-    Issue::parse(&text)
+    Issue::read(path).map_err(|error| error.to_string())
 }
 
 /// The issue with what a reader does not see taken out of its title and body (HTML comments,
@@ -62,7 +61,7 @@ pub(super) struct Ready {
 
 pub(super) fn preflight(
     options: &FixOptions,
-    issue: Result<Issue, String>,
+    issue: Result<Issue, IssueFileError>,
     workspace: Result<Workspace, crate::git::GitError>,
     log: &RunLog,
 ) -> Result<Ready, Failure> {
@@ -71,7 +70,7 @@ pub(super) fn preflight(
     let git = |err: crate::git::GitError| {
         Failure::new(err.failure_code(), Stage::Preflight, err.to_string())
     };
-    let issue = sanitised(issue.map_err(invalid)?, log);
+    let issue = sanitised(issue.map_err(|error| invalid(error.to_string()))?, log);
     let number = options.issue_number.or(issue.number).ok_or_else(|| {
         invalid("the issue has no number: give one in the file or with --issue-number".into())
     })?;

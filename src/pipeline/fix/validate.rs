@@ -114,7 +114,7 @@ impl Job<'_> {
                 self.keep_only_the_model_work(Stage::Base)?;
                 if let Err(reason) = cache.store(&key, &ready.baseline.to_string(), &runs) {
                     self.log
-                        .line(&format!("base: results not cached: {reason}"));
+                        .line(&format!("base: results not cached: {reason:#}"));
                 }
                 runs
             }

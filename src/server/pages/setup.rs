@@ -324,7 +324,7 @@ pub(super) async fn callback(
             return error_page(
                 StatusCode::BAD_GATEWAY,
                 "GitHub did not create the App",
-                &reason,
+                &reason.to_string(),
             );
         }
     };
@@ -332,7 +332,7 @@ pub(super) async fn callback(
         return error_page(
             StatusCode::INTERNAL_SERVER_ERROR,
             "The App could not be stored",
-            &reason,
+            &format!("{reason:#}"),
         );
     }
     tracing::info!(app_id = app.id, slug = %app.slug, "GitHub App created through the setup page");
@@ -358,8 +358,26 @@ pub(super) async fn callback(
     Html(frame("GitHub App created", &body)).into_response()
 }
 
+/// Why GitHub's manifest conversion gave no App.
+#[derive(Debug, thiserror::Error)]
+enum ConversionError {
+    #[error("cannot reach {api}: {error}")]
+    Unreachable { api: String, error: reqwest::Error },
+    #[error("GitHub answered {status} with no JSON: {error}")]
+    NotJson {
+        status: StatusCode,
+        error: reqwest::Error,
+    },
+    #[error("GitHub answered {status}: {message}")]
+    Refused { status: StatusCode, message: String },
+    #[error("GitHub's answer has no App `id`")]
+    NoId,
+    #[error("GitHub's answer has no `{0}`")]
+    Missing(&'static str),
+}
+
 /// `POST {api}/app-manifests/{code}/conversions`: the App's credentials, once.
-async fn convert(state: &Shared, code: &str) -> Result<(StoredGitHubApp, String), String> {
+async fn convert(state: &Shared, code: &str) -> Result<(StoredGitHubApp, String), ConversionError> {
     let api = state.setup.github_api_url.trim_end_matches('/');
     let response = state
         .http
@@ -368,26 +386,27 @@ async fn convert(state: &Shared, code: &str) -> Result<(StoredGitHubApp, String)
         .header("X-GitHub-Api-Version", "2022-11-28")
         .send()
         .await
-        .map_err(|err| format!("cannot reach {api}: {err}"))?;
+        .map_err(|error| ConversionError::Unreachable {
+            api: api.to_owned(),
+            error,
+        })?;
     let status = response.status();
     let body: Value = response
         .json()
         .await
-        .map_err(|err| format!("GitHub answered {status} with no JSON: {err}"))?;
+        .map_err(|error| ConversionError::NotJson { status, error })?;
     if !status.is_success() {
-        let message = body["message"].as_str().unwrap_or("no message");
-        return Err(format!("GitHub answered {status}: {message}"));
+        let message = body["message"].as_str().unwrap_or("no message").to_owned();
+        return Err(ConversionError::Refused { status, message });
     }
-    let text = |key: &str| {
+    let text = |key: &'static str| {
         body[key]
             .as_str()
             .map(str::to_owned)
-            .ok_or_else(|| format!("GitHub's answer has no `{key}`"))
+            .ok_or(ConversionError::Missing(key))
     };
     let app = StoredGitHubApp {
-        id: body["id"]
-            .as_u64()
-            .ok_or("GitHub's answer has no App `id`")?,
+        id: body["id"].as_u64().ok_or(ConversionError::NoId)?,
         slug: text("slug")?,
         html_url: text("html_url")?,
         webhook_secret: text("webhook_secret")?,
