@@ -30,6 +30,17 @@ pub const GITLAB_KEYWORDS: [&str; 12] = [
 /// can make a small file mean billions of nodes.
 pub const MAX_NODES: usize = 200_000;
 
+/// Why a CI file is not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum YamlError {
+    /// The text is not YAML (what the scanner said, or a collection that ends unopened).
+    #[error("not YAML: {0}")]
+    NotYaml(String),
+    /// Its anchors and aliases stand for more than [`MAX_NODES`] nodes.
+    #[error("its aliases expand to more than {MAX_NODES} YAML nodes")]
+    TooBig,
+}
+
 /// A collection being read: a sequence's items, or a mapping's pairs and the key waiting for
 /// its value.
 enum Open {
@@ -41,8 +52,7 @@ enum Open {
 /// (`<<: *defaults`, even given twice) merged in order, a repeated key's last value kept.
 /// Refused once it stands for more than [`MAX_NODES`] nodes: every alias is a copy, and
 /// anchors can make a small file mean billions of them.
-pub fn load(text: &str) -> Result<Option<Yaml>, String> {
-    let too_big = || format!("its aliases expand to more than {MAX_NODES} YAML nodes");
+pub fn load(text: &str) -> Result<Option<Yaml>, YamlError> {
     let mut parser = Parser::new_from_str(text);
     // Each open collection with its anchor and the node count when it began.
     let mut open: Vec<(Open, usize, usize)> = Vec::new();
@@ -51,7 +61,7 @@ pub fn load(text: &str) -> Result<Option<Yaml>, String> {
     loop {
         let (event, _) = parser
             .next_token()
-            .map_err(|err| format!("not YAML: {err}"))?;
+            .map_err(|err| YamlError::NotYaml(err.to_string()))?;
         let (node, anchor, size) = match event {
             Event::StreamEnd | Event::DocumentEnd => return Ok(None),
             Event::Scalar(value, style, anchor, _) => {
@@ -77,13 +87,15 @@ pub fn load(text: &str) -> Result<Option<Yaml>, String> {
                 };
                 open.push((collection, anchor, nodes));
                 if nodes > MAX_NODES {
-                    return Err(too_big());
+                    return Err(YamlError::TooBig);
                 }
                 continue;
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let Some((collection, anchor, began)) = open.pop() else {
-                    return Err("not YAML: a collection ends that never began".into());
+                    return Err(YamlError::NotYaml(
+                        "a collection ends that never began".into(),
+                    ));
                 };
                 let node = match collection {
                     Open::Sequence(items) => Yaml::Array(items),
@@ -94,7 +106,7 @@ pub fn load(text: &str) -> Result<Option<Yaml>, String> {
             _ => continue,
         };
         if nodes > MAX_NODES {
-            return Err(too_big());
+            return Err(YamlError::TooBig);
         }
         if anchor > 0 {
             anchored.insert(anchor, (node.clone(), size));

@@ -316,9 +316,9 @@ fn context_command(
             Err(message) => return fail(message),
         },
     };
-    let issue = match autofix::pipeline::fix::read_issue_file(&issue_file) {
+    let issue = match autofix::pipeline::issue::Issue::read(&issue_file) {
         Ok(issue) => issue,
-        Err(message) => return fail(message),
+        Err(error) => return fail(error.to_string()),
     };
     match autofix::commands::context::report(&repo, &issue, tokens, limit) {
         Ok(report) if json => {

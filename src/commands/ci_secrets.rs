@@ -162,7 +162,7 @@ fn read_yaml(tree: &Tree, relative: &str) -> Result<Option<Yaml>, String> {
         Err(err) => return Err(err.to_string()),
     };
     let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned())?;
-    load(&text)
+    load(&text).map_err(|error| error.to_string())
 }
 
 /// A key of a mapping.

@@ -42,7 +42,7 @@ pub(super) fn read(tree: &dyn super::RepoTree, findings: &mut Findings) {
         match ci_yaml::load(&text) {
             Ok(Some(doc)) => workflow(file, &doc, findings),
             Ok(None) => {}
-            Err(why) => findings.leave_out(format!("`{file}`"), why),
+            Err(why) => findings.leave_out(format!("`{file}`"), why.to_string()),
         }
     }
 }

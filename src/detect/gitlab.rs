@@ -24,7 +24,7 @@ pub(super) fn read(tree: &dyn RepoTree, findings: &mut Findings) {
         Ok(Some(doc)) => doc,
         Ok(None) => return,
         Err(why) => {
-            findings.leave_out(format!("`{GITLAB_CI}`"), why);
+            findings.leave_out(format!("`{GITLAB_CI}`"), why.to_string());
             return;
         }
     };

@@ -12,6 +12,7 @@ use std::time::Instant;
 use super::checks::{CheckRun, Verdict};
 pub use super::dep_cache::DepCacheOptions;
 use super::dep_cache::JobCaches;
+use super::issue::Issue;
 use super::plan::Plan;
 use super::prompts::ProofShown;
 use super::run_log::RunLog;
@@ -42,7 +43,6 @@ mod validate;
 pub use candidates::{CandidateLimits, CandidateReport};
 pub use options::{Approval, CancelFlag, FixOptions, IssueInput, ProposedPlan, Revision};
 use planning::revision_triage;
-pub use preflight::read_issue_file;
 use preflight::{Ready, preflight};
 pub use summary::FixSummary;
 

@@ -15,12 +15,6 @@ use crate::pipeline::run_log::RunLog;
 use crate::pipeline::sanitise;
 use crate::pipeline::sections::instruction_text;
 
-/// [`Issue::read`] with its error as text, for `autofix context` in `main.rs`, which takes a
-/// `String`; the pipeline itself keeps the typed error.
-pub fn read_issue_file(path: &std::path::Path) -> Result<Issue, String> {
-    Issue::read(path).map_err(|error| error.to_string())
-}
-
 /// The issue with what a reader does not see taken out of its title and body (HTML comments,
 /// invisible and bidi characters, image alt text), each removal listed in the run log.
 pub(super) fn sanitised(issue: Issue, log: &RunLog) -> Issue {
