@@ -1061,8 +1061,8 @@ async fn a_fork_that_is_never_ready_is_a_fault_to_retry_later() {
     assert!(err.is_retryable(), "{err:?}");
     assert_eq!(
         err.to_string(),
-        "GitHub failed wait for the fork autofix-bot/hello to be ready: its branch main is still \
-         missing after 50ms"
+        "GitHub failed when autofix tried to wait for the fork autofix-bot/hello to be ready: its \
+         branch main is still missing after 50ms"
     );
 }
 
