@@ -421,7 +421,7 @@ impl JobRun {
                     .await;
             }
         }
-        let body = format!("{}\n\n{marker}\n", self.redactor.redact(text));
+        let body = format!("{}\n\n{marker}\n", self.redactor.redact(text).trim_end());
         let id = forge
             .comment_on(repo, thread, &body)
             .await
