@@ -62,9 +62,10 @@ impl Redactor {
             .sort_by_key(|needle| std::cmp::Reverse(needle.len()));
     }
 
-    /// Shows `folder` as `shown_as` wherever a text names it: a traceback's
-    /// `/srv/autofix/jobs/7/worktree/tests/test_calc.py` is posted as `./tests/test_calc.py`,
-    /// so what autofix posts or sends says nothing of where the host keeps its work.
+    /// Shows `folder` as `shown_as` wherever a text names it: with the job's working copy shown
+    /// as `<work tree>`, a traceback's `/srv/autofix/jobs/7/worktree/tests/test_calc.py` is
+    /// posted as `<work tree>/tests/test_calc.py`, so what autofix posts or sends says nothing of
+    /// where the host keeps its work.
     pub fn hide_folder(&mut self, folder: &std::path::Path, shown_as: &str) {
         let folder = folder.display().to_string();
         let folder = folder.trim_end_matches('/');

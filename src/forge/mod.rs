@@ -50,6 +50,14 @@ impl ForgeKind {
             ForgeKind::GitLab => "Merge request",
         }
     }
+
+    /// The short form of [`ForgeKind::change_request_name`]: `PR`, `MR`.
+    pub fn change_request_abbreviation(self) -> &'static str {
+        match self {
+            ForgeKind::GitHub => "PR",
+            ForgeKind::GitLab => "MR",
+        }
+    }
 }
 
 impl fmt::Display for ForgeKind {

@@ -32,13 +32,19 @@ impl Step {
         Step::Opened,
     ];
 
-    fn label(self) -> &'static str {
+    /// The step's line in the checklist, in the words of the issue's forge.
+    fn label(self, forge: ForgeKind) -> String {
         match self {
-            Step::Authorized => "Request checked (who asked, issue open, no autofix PR yet)",
-            Step::Fetched => "Repository fetched and `.autofix.toml` read from the default branch",
-            Step::Fixed => "Change written and validated by the repository's own commands",
-            Step::Pushed => "Branch pushed",
-            Step::Opened => "Pull request opened",
+            Step::Authorized => format!(
+                "Request checked (who asked, issue open, no autofix {} yet)",
+                forge.change_request_abbreviation()
+            ),
+            Step::Fetched => {
+                "Repository fetched and `.autofix.toml` read from the default branch".into()
+            }
+            Step::Fixed => "Change written and validated by the repository's own commands".into(),
+            Step::Pushed => "Branch pushed".into(),
+            Step::Opened => format!("{} opened", forge.change_request_name()),
         }
     }
 }
@@ -222,13 +228,7 @@ pub fn status_comment(view: &StatusView) -> String {
     );
     for step in Step::ALL {
         let done = view.done.iter().find(|(finished, _)| *finished == step);
-        let label = match step {
-            Step::Opened => format!("{} opened", change_request_word(view)),
-            Step::Authorized if view.forge == Some(ForgeKind::GitLab) => {
-                step.label().replace("autofix PR", "autofix MR")
-            }
-            _ => step.label().to_owned(),
-        };
+        let label = step.label(view_forge(view));
         match done {
             Some((_, detail)) if detail.is_empty() => {
                 let _ = writeln!(text, "- [x] {label}");
@@ -311,16 +311,19 @@ pub fn status_comment(view: &StatusView) -> String {
     text
 }
 
-fn change_request_word(view: &StatusView) -> &str {
-    match &view.outcome {
-        Some(StatusOutcome::Succeeded {
-            change_request_word,
-            ..
-        }) => change_request_word,
-        _ => view
-            .forge
-            .unwrap_or(ForgeKind::GitHub)
-            .change_request_name(),
+/// The forge of the status: as recorded, or, in a status an earlier version saved, GitLab only
+/// when its outcome named a merge request.
+fn view_forge(view: &StatusView) -> ForgeKind {
+    match (&view.forge, &view.outcome) {
+        (Some(forge), _) => *forge,
+        (
+            None,
+            Some(StatusOutcome::Succeeded {
+                change_request_word,
+                ..
+            }),
+        ) if change_request_word == ForgeKind::GitLab.change_request_name() => ForgeKind::GitLab,
+        _ => ForgeKind::GitHub,
     }
 }
 
